@@ -1,0 +1,27 @@
+#pragma once
+// Buffer: one 64-byte aligned block of bytes (cache lines, AVX-512 loads).
+#include <cstddef>
+#include <memory>
+
+namespace attn {
+
+class Buffer {
+ public:
+  // zero_fill: gradients and accumulators start at zero; activations need not.
+  Buffer(size_t bytes, bool zero_fill);
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  void* data() { return data_; }
+  const void* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+using BufferPtr = std::shared_ptr<Buffer>;
+
+}  // namespace attn

@@ -1,0 +1,145 @@
+#include "core/tensor.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace attn {
+
+Tensor Tensor::empty(const Shape& shape, DType dtype) {
+  for (int64_t dim : shape) ATTN_CHECK(dim >= 0, "negative dimension in shape ", to_string(shape));
+  auto impl = std::make_shared<Impl>();
+  impl->data = std::make_shared<Buffer>(attn::numel(shape) * dtype_size(dtype), false);
+  impl->grad = std::make_shared<GradSlot>();
+  impl->shape = shape;
+  impl->dtype = dtype;
+  return Tensor(impl);
+}
+
+Tensor Tensor::zeros(const Shape& shape, DType dtype) {
+  Tensor tensor = empty(shape, dtype);
+  std::memset(tensor.raw(), 0, tensor.numel() * dtype_size(dtype));
+  return tensor;
+}
+
+Tensor Tensor::full(const Shape& shape, float value) {
+  Tensor tensor = empty(shape);
+  tensor.fill(value);
+  return tensor;
+}
+
+Tensor Tensor::from_vector(const Shape& shape, const std::vector<float>& values) {
+  Tensor tensor = empty(shape);
+  tensor.copy_from(values);
+  return tensor;
+}
+
+Tensor Tensor::view_of(BufferPtr data, std::shared_ptr<GradSlot> grad, size_t offset, const Shape& shape,
+                       DType dtype) {
+  ATTN_CHECK((offset + attn::numel(shape)) * dtype_size(dtype) <= data->bytes(), "view ", to_string(shape),
+             " at offset ", offset, " runs past its buffer");
+  auto impl = std::make_shared<Impl>();
+  impl->data = std::move(data);
+  impl->grad = std::move(grad);
+  impl->offset = offset;
+  impl->shape = shape;
+  impl->dtype = dtype;
+  return Tensor(impl);
+}
+
+int64_t Tensor::dim(int axis) const {
+  int r = rank();
+  int resolved = axis < 0 ? axis + r : axis;
+  ATTN_CHECK(resolved >= 0 && resolved < r, "axis ", axis, " out of range for shape ", to_string(shape()));
+  return shape()[resolved];
+}
+
+void* Tensor::raw() { return static_cast<char*>(impl().data->data()) + impl().offset * dtype_size(dtype()); }
+const void* Tensor::raw() const {
+  return static_cast<const char*>(impl().data->data()) + impl().offset * dtype_size(dtype());
+}
+
+float* Tensor::data() {
+  ATTN_CHECK(dtype() == DType::f32, "tensor ", to_string(shape()), " is not f32");
+  return static_cast<float*>(raw());
+}
+const float* Tensor::data() const {
+  ATTN_CHECK(dtype() == DType::f32, "tensor ", to_string(shape()), " is not f32");
+  return static_cast<const float*>(raw());
+}
+uint16_t* Tensor::data_bf16() {
+  ATTN_CHECK(dtype() == DType::bf16, "tensor ", to_string(shape()), " is not bf16");
+  return static_cast<uint16_t*>(raw());
+}
+const uint16_t* Tensor::data_bf16() const {
+  ATTN_CHECK(dtype() == DType::bf16, "tensor ", to_string(shape()), " is not bf16");
+  return static_cast<const uint16_t*>(raw());
+}
+
+bool Tensor::has_grad() const { return impl().grad && impl().grad->buffer != nullptr; }
+
+Tensor Tensor::grad() const {
+  Impl& self = impl();
+  ATTN_CHECK(self.grad, "tensor ", to_string(self.shape), " has no gradient slot");
+  if (!self.grad->buffer) {
+    // The gradient mirrors the whole data buffer in f32 so that every view finds its offset.
+    size_t elements = self.data->bytes() / dtype_size(self.dtype);
+    self.grad->buffer = std::make_shared<Buffer>(elements * sizeof(float), true);
+  }
+  return view_of(self.grad->buffer, nullptr, self.offset, self.shape, DType::f32);
+}
+
+void Tensor::zero_grad() {
+  if (has_grad()) grad().fill(0.f);
+}
+
+Tensor Tensor::view(const Shape& shape) const {
+  ATTN_CHECK(attn::numel(shape) == numel(), "cannot view ", to_string(this->shape()), " as ", to_string(shape));
+  auto impl = std::make_shared<Impl>(this->impl());
+  impl->shape = shape;
+  return Tensor(impl);
+}
+
+Tensor Tensor::detach() const {
+  auto impl = std::make_shared<Impl>(this->impl());
+  impl->grad = std::make_shared<GradSlot>();
+  impl->requires_grad = false;
+  return Tensor(impl);
+}
+
+Tensor Tensor::clone() const {
+  Tensor copy = empty(shape(), dtype());
+  std::memcpy(copy.raw(), raw(), numel() * dtype_size(dtype()));
+  return copy;
+}
+
+std::vector<float> Tensor::to_vector() const {
+  std::vector<float> values(numel());
+  if (dtype() == DType::f32) {
+    std::copy(data(), data() + numel(), values.begin());
+  } else {
+    for (int64_t i = 0; i < numel(); ++i) values[i] = bf16_to_f32(data_bf16()[i]);
+  }
+  return values;
+}
+
+float Tensor::item() const {
+  ATTN_CHECK(numel() == 1, "item() of a tensor with shape ", to_string(shape()));
+  return to_vector()[0];
+}
+
+void Tensor::fill(float value) {
+  float* values = data();
+  std::fill(values, values + numel(), value);
+}
+
+void Tensor::copy_from(const std::vector<float>& values) {
+  ATTN_CHECK(static_cast<int64_t>(values.size()) == numel(), "copy of ", values.size(), " values into ",
+             to_string(shape()));
+  std::copy(values.begin(), values.end(), data());
+}
+
+bool Tensor::same_storage(const Tensor& other) const {
+  return impl().data == other.impl().data && impl().offset == other.impl().offset;
+}
+
+}  // namespace attn

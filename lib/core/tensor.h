@@ -1,0 +1,91 @@
+#pragma once
+// Tensor: a shared handle to a contiguous row-major block of f32 (or bf16) values, plus the
+// gradient slot that autograd accumulates into.
+//
+// Copies of a Tensor share data and gradient (like shared_ptr). A view (view(), or a named
+// slice of the flat parameter buffer) shares the storage at an offset; its gradient is the
+// same offset in a gradient buffer that mirrors the data buffer element for element, so a
+// reshaped activation and the original see one gradient.
+#include <memory>
+#include <vector>
+
+#include "core/buffer.h"
+#include "core/check.h"
+#include "core/dtype.h"
+#include "core/shape.h"
+
+namespace attn {
+
+// The gradient storage shared by every view of one data buffer; allocated (zeroed) on first use.
+struct GradSlot {
+  BufferPtr buffer;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+
+  static Tensor empty(const Shape& shape, DType dtype = DType::f32);
+  static Tensor zeros(const Shape& shape, DType dtype = DType::f32);
+  static Tensor full(const Shape& shape, float value);
+  static Tensor from_vector(const Shape& shape, const std::vector<float>& values);
+  // A view of `count` elements of `data` at element `offset`, with its gradient at the same
+  // offset of `grad` (used for the flat parameter buffer).
+  static Tensor view_of(BufferPtr data, std::shared_ptr<GradSlot> grad, size_t offset, const Shape& shape,
+                        DType dtype = DType::f32);
+
+  bool defined() const { return impl_ != nullptr; }
+  const Shape& shape() const { return impl().shape; }
+  int rank() const { return static_cast<int>(impl().shape.size()); }
+  int64_t dim(int axis) const;  // negative axis counts from the end
+  int64_t numel() const { return attn::numel(impl().shape); }
+  DType dtype() const { return impl().dtype; }
+
+  float* data();
+  const float* data() const;
+  uint16_t* data_bf16();
+  const uint16_t* data_bf16() const;
+  void* raw();
+  const void* raw() const;
+
+  bool requires_grad() const { return impl().requires_grad; }
+  void set_requires_grad(bool value) { impl().requires_grad = value; }
+  bool has_grad() const;
+  // The gradient (f32, same shape), zero-filled on first access.
+  Tensor grad() const;
+  void zero_grad();
+
+  // Same storage and gradient, another shape with the same element count.
+  Tensor view(const Shape& shape) const;
+  // Same storage, no gradient tracking.
+  Tensor detach() const;
+  // A fresh copy of the values (no gradient).
+  Tensor clone() const;
+
+  std::vector<float> to_vector() const;
+  float item() const;  // the single value of a one-element tensor
+  void fill(float value);
+  void copy_from(const std::vector<float>& values);
+
+  // True when both handles point at the same storage and offset.
+  bool same_storage(const Tensor& other) const;
+
+ private:
+  struct Impl {
+    BufferPtr data;
+    std::shared_ptr<GradSlot> grad;
+    size_t offset = 0;  // in elements
+    Shape shape;
+    DType dtype = DType::f32;
+    bool requires_grad = false;
+  };
+  explicit Tensor(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  Impl& impl() const {
+    ATTN_CHECK(impl_, "use of an undefined tensor");
+    return *impl_;
+  }
+
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace attn

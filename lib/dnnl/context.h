@@ -1,0 +1,36 @@
+#pragma once
+// The process-wide oneDNN CPU engine and stream, the primitive cache, and the thread count.
+// One place owns them so that every op shares one OpenMP pool and one cache.
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "dnnl/primitive_cache.h"
+
+namespace attn::dnn {
+
+// What matmuls compute in: f32, or bf16 inputs with f32 accumulation (AMX).
+enum class MatmulPrecision { f32, bf16 };
+
+class Context {
+ public:
+  static Context& get();
+
+  dnnl::engine& engine() { return engine_; }
+  dnnl::stream& stream() { return stream_; }
+  PrimitiveCache& cache() { return cache_; }
+
+  MatmulPrecision matmul_precision() const { return matmul_precision_; }
+  void set_matmul_precision(MatmulPrecision precision) { matmul_precision_ = precision; }
+
+ private:
+  Context();
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  PrimitiveCache cache_;
+  MatmulPrecision matmul_precision_ = MatmulPrecision::f32;
+};
+
+// Sizes the one OpenMP pool that oneDNN and our own loops share (0 keeps the default).
+void set_num_threads(int threads);
+int num_threads();
+
+}  // namespace attn::dnn

@@ -1,0 +1,34 @@
+#pragma once
+// gemm: the one matrix-product kernel every op uses, on oneDNN's matmul primitive.
+// Operands are strided views, so a transpose (or a head split) is a stride swap, never a copy.
+//
+// Shapes: a (..., M, K), b (..., K, N), c (..., M, N); leading batch dims of a and b are equal
+// or 1 (broadcast, e.g. one weight matrix for a batch).
+#include "core/tensor.h"
+
+namespace attn::ops {
+
+struct MatrixView {
+  const void* data = nullptr;
+  Shape dims;     // (..., rows, cols)
+  Shape strides;  // in elements
+  DType dtype = DType::f32;
+
+  static MatrixView of(const Tensor& tensor);       // plain row-major
+  static MatrixView grad_of(const Tensor& tensor);  // the tensor's gradient, plain row-major
+  MatrixView transposed() const;                    // swaps the last two dims and strides
+  MatrixView transposed_if(bool flag) const { return flag ? transposed() : *this; }
+  int64_t rows() const { return dims[dims.size() - 2]; }
+  int64_t cols() const { return dims.back(); }
+};
+
+struct GemmOptions {
+  float alpha = 1.f;           // c = alpha * a b
+  bool accumulate = false;     // c += alpha * a b (a sum post-op: how gradients add up)
+  const float* bias = nullptr;  // (N), added to every row
+};
+
+// c (+)= alpha * a b (+ bias). Runs in bf16 on AMX when the context's matmul precision is bf16.
+void gemm(const MatrixView& a, const MatrixView& b, const MatrixView& c, const GemmOptions& options = {});
+
+}  // namespace attn::ops
