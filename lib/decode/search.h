@@ -1,0 +1,45 @@
+#pragma once
+// Greedy and beam search over any Seq2SeqModel, through its start()/step() and the
+// DecoderState interface. Both shrink the batch as sentences finish.
+//
+// Scores are sums of token log-probabilities (eos included); beam search ranks finished
+// hypotheses by GNMT's length penalty: score / ((5 + length) / 6)^alpha.
+#include <cstdint>
+#include <vector>
+
+#include "data/batch.h"
+#include "models/seq2seq_model.h"
+
+namespace attn::decode {
+
+struct SearchOptions {
+  int beam = 5;
+  float length_penalty = 1.f;  // alpha; 0 ranks by raw log-probability
+  float max_len_ratio = 1.5f;  // max output tokens = ratio * source length + extra
+  int max_len_extra = 10;
+  int nbest = 1;
+  int32_t bos_id = 2;
+  int32_t eos_id = 3;
+};
+
+struct Hypothesis {
+  std::vector<int32_t> tokens;  // without bos; ends with eos unless cut at the length limit
+  float log_prob = 0.f;         // sum of token log-probabilities
+  float score = 0.f;            // log_prob after the length penalty (greedy: log_prob)
+};
+
+// Per sentence of `source` (in batch row order): the n-best hypotheses, best first.
+std::vector<std::vector<Hypothesis>> beam_search(const models::Seq2SeqModel& model, const data::Batch& source,
+                                                 const SearchOptions& options);
+// Per sentence: the argmax continuation.
+std::vector<Hypothesis> greedy_search(const models::Seq2SeqModel& model, const data::Batch& source,
+                                      const SearchOptions& options);
+
+// Longest output allowed for a source of `source_length` tokens.
+int64_t max_output_length(int64_t source_length, const SearchOptions& options);
+// GNMT length penalty ((5 + length) / 6)^alpha.
+float length_penalty(int64_t length, float alpha);
+// Row-wise log-softmax of logits (R, V) in place (no tape: decoding only).
+void log_softmax_rows(Tensor& logits);
+
+}  // namespace attn::decode

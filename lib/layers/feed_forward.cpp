@@ -1,0 +1,17 @@
+#include "layers/feed_forward.h"
+
+namespace attn::layers {
+
+FeedForward::FeedForward(ParameterStore& store, const std::string& name, int64_t width, int64_t hidden,
+                         ops::Activation activation, float dropout)
+    : in_(store, name + ".fc1", width, hidden),
+      out_(store, name + ".fc2", hidden, width),
+      activation_(activation),
+      dropout_(dropout) {}
+
+Tensor FeedForward::operator()(const RunContext& ctx, const Tensor& x) const {
+  Tensor hidden = ops::activation(ctx.tape, in_(ctx.tape, x), activation_);  // (B, T, F)
+  return out_(ctx.tape, ctx.dropout(hidden, dropout_));                       // (B, T, D)
+}
+
+}  // namespace attn::layers

@@ -1,0 +1,85 @@
+#pragma once
+// The Transformer's encoder and decoder layers (Vaswani et al. 2017), post-norm as in the
+// paper or pre-norm (norm inside the residual branch: steadier without long warmup).
+//
+//   post-norm: x = LN(x + drop(f(x)))      pre-norm: x = x + drop(f(LN(x)))
+//
+// Shapes: x (B, T, D), memory (B, S, D).
+#include <string>
+#include <vector>
+
+#include "layers/feed_forward.h"
+#include "layers/layer_norm.h"
+#include "layers/multi_head_attention.h"
+
+namespace attn::layers {
+
+struct TransformerLayerOptions {
+  int64_t width = 256;
+  int64_t heads = 4;
+  int64_t ffn_width = 1024;
+  float dropout = 0.1f;
+  float attention_dropout = 0.f;
+  ops::Activation activation = ops::Activation::relu;
+  bool pre_norm = false;
+};
+
+// One residual sub-layer: the norm placement and the dropout on its branch.
+class Residual {
+ public:
+  Residual() = default;
+  Residual(ParameterStore& store, const std::string& name, const TransformerLayerOptions& options);
+  template <class Branch>
+  Tensor operator()(const RunContext& ctx, const Tensor& x, Branch&& branch) const;
+
+ private:
+  LayerNorm norm_;
+  float dropout_ = 0.f;
+  bool pre_norm_ = false;
+};
+
+class TransformerEncoderLayer {
+ public:
+  TransformerEncoderLayer(ParameterStore& store, const std::string& name, const TransformerLayerOptions& options,
+                          int index);
+  Tensor operator()(const RunContext& ctx, const Tensor& x, const std::vector<int32_t>& lengths) const;
+
+ private:
+  int index_;
+  MultiHeadAttention self_attention_;
+  FeedForward feed_forward_;
+  Residual attention_residual_, ffn_residual_;
+};
+
+// Per-layer decoding state: the self-attention past and the projected encoder output.
+struct DecoderLayerCache {
+  KvCache self;
+  KvCache memory;
+};
+
+class TransformerDecoderLayer {
+ public:
+  TransformerDecoderLayer(ParameterStore& store, const std::string& name, const TransformerLayerOptions& options,
+                          int index);
+  // Teacher-forced: all target positions at once under the causal mask.
+  // Causality alone keeps padded targets (which come last) out of every real position's view.
+  Tensor operator()(const RunContext& ctx, const Tensor& x, const Tensor& memory,
+                    const std::vector<int32_t>& memory_lengths) const;
+  // Incremental: one step (x: (B, 1, D)); the cache must hold the projected memory.
+  Tensor step(const RunContext& ctx, const Tensor& x, DecoderLayerCache& cache,
+              const std::vector<int32_t>& memory_lengths) const;
+  KvCache project_memory(const RunContext& ctx, const Tensor& memory) const {
+    return cross_attention_.project_memory(ctx, memory);
+  }
+
+ private:
+  Tensor cross_and_ffn(const RunContext& ctx, const Tensor& x, const KvCache& memory,
+                       const std::vector<int32_t>& memory_lengths) const;
+
+  int index_;
+  MultiHeadAttention self_attention_, cross_attention_;
+  FeedForward feed_forward_;
+  Residual self_residual_, cross_residual_, ffn_residual_;
+};
+
+}  // namespace attn::layers

@@ -1,0 +1,43 @@
+#pragma once
+// Seq2SeqModel: the interface the trainer, the decoder and the attention dump use for every
+// model family. Training calls forward() (teacher forcing over whole target sequences);
+// decoding calls start() once per source batch, then step() once per output token.
+//
+// Shapes: B sentences, S source length, T target length, V target vocabulary, R decoding
+// rows (sentences x beam).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/parameter_store.h"
+#include "data/batch.h"
+#include "decode/decoder_state.h"
+#include "layers/run_context.h"
+
+namespace attn::models {
+
+class Seq2SeqModel {
+ public:
+  virtual ~Seq2SeqModel() = default;
+
+  // Teacher-forced logits (B, T, V) for batch.tgt_in given batch.src.
+  virtual Tensor forward(const layers::RunContext& ctx, const data::Batch& batch) const = 0;
+  // Encodes batch.src and returns the state for decoding (one row per sentence).
+  virtual std::unique_ptr<decode::DecoderState> start(const layers::RunContext& ctx,
+                                                      const data::Batch& batch) const = 0;
+  // Logits (R, V) of the next token of each row, given each row's previous token.
+  virtual Tensor step(const layers::RunContext& ctx, decode::DecoderState& state,
+                      const std::vector<int32_t>& previous_tokens) const = 0;
+
+  virtual int64_t target_vocab_size() const = 0;
+  virtual std::string family() const = 0;  // "transformer" | "rnn"
+
+  ParameterStore& parameters() { return store_; }
+  const ParameterStore& parameters() const { return store_; }
+
+ protected:
+  explicit Seq2SeqModel(uint64_t seed) : store_(seed) {}
+  ParameterStore store_;
+};
+
+}  // namespace attn::models

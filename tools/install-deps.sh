@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs every system package attn needs to build, test and run (Debian 12, as root or with sudo).
+# Idempotent: packages already present are left alone, and apt-get runs only when one is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config git
+  libdnnl-dev           # oneDNN 2.6: the compute engine
+  libcli11-dev          # command-line flags
+  nlohmann-json3-dev    # configs, checkpoint headers, logs
+  libspdlog-dev         # logging
+  libsentencepiece-dev  # tokenization (library, not the CLI)
+  catch2                # unit tests (Catch2 2.13)
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"
