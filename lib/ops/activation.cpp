@@ -1,0 +1,130 @@
+#include "ops/activation.h"
+
+#include <unordered_map>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "dnnl/context.h"
+#include "dnnl/memory.h"
+#include "ops/accumulate.h"
+
+namespace attn::ops {
+
+namespace {
+
+using dnnl::algorithm;
+
+struct ForwardEntry {
+  dnnl::eltwise_forward::primitive_desc pd;
+  dnnl::eltwise_forward primitive;
+};
+
+struct BackwardEntry {
+  dnnl::eltwise_backward::primitive_desc pd;
+  dnnl::eltwise_backward primitive;
+};
+
+constexpr Activation kAll[] = {Activation::relu, Activation::gelu, Activation::tanh, Activation::sigmoid};
+
+// The oneDNN algorithm. relu, tanh and logistic have *_use_dst_for_bwd variants whose backward
+// reads y instead of x (f'(x) from y: relu 1[y>0], tanh 1-y^2, sigmoid y(1-y)); gelu has none.
+algorithm to_algorithm(Activation kind) {
+  switch (kind) {
+    case Activation::relu: return algorithm::eltwise_relu_use_dst_for_bwd;
+    case Activation::gelu: return algorithm::eltwise_gelu_erf;
+    case Activation::tanh: return algorithm::eltwise_tanh_use_dst_for_bwd;
+    case Activation::sigmoid: return algorithm::eltwise_logistic_use_dst_for_bwd;
+  }
+  ATTN_CHECK(false, "unknown activation ", int(kind));
+}
+
+bool backward_uses_dst(Activation kind) { return kind != Activation::gelu; }
+
+// Elementwise ops ignore shape, so primitives are keyed (and built) on the flat count.
+dnnl::memory::desc flat_desc(int64_t count) { return dnn::plain_desc({count}); }
+
+ForwardEntry& forward_entry(Activation kind, int64_t count) {
+  auto& context = dnn::Context::get();
+  dnn::CacheKey key("eltwise_fwd");
+  key.add(int64_t(kind)).add(count);
+  return context.cache().get<ForwardEntry>(key.str(), [&] {
+    // relu alpha = 0: the plain max(x, 0), no leaky slope.
+    dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_training, to_algorithm(kind), flat_desc(count), 0.f, 0.f);
+    dnnl::eltwise_forward::primitive_desc pd(desc, context.engine());
+    return ForwardEntry{pd, dnnl::eltwise_forward(pd)};
+  });
+}
+
+BackwardEntry& backward_entry(Activation kind, int64_t count) {
+  auto& context = dnn::Context::get();
+  dnn::CacheKey key("eltwise_bwd");
+  key.add(int64_t(kind)).add(count);
+  return context.cache().get<BackwardEntry>(key.str(), [&] {
+    auto desc_flat = flat_desc(count);
+    dnnl::eltwise_backward::desc desc(to_algorithm(kind), desc_flat, desc_flat, 0.f, 0.f);
+    dnnl::eltwise_backward::primitive_desc pd(desc, context.engine(), forward_entry(kind, count).pd);
+    return BackwardEntry{pd, dnnl::eltwise_backward(pd)};
+  });
+}
+
+// Backward of y = f(x):  dx += f'(x) dy. oneDNN's eltwise backward overwrites its diff_src,
+// so it writes f'(x) dy into scratch, which is then added into x's gradient.
+void activation_backward(const Tensor& x, const Tensor& y, Activation kind) {
+  if (!y.has_grad() || !x.requires_grad() || y.numel() == 0) return;
+  auto& context = dnn::Context::get();
+  int64_t count = y.numel();
+  Tensor scratch = Tensor::empty(x.shape());  // x's shape: f'(x) dy
+  auto desc = flat_desc(count);
+  bool use_dst = backward_uses_dst(kind);
+  std::unordered_map<int, dnnl::memory> args{
+      {use_dst ? DNNL_ARG_DST : DNNL_ARG_SRC, dnn::wrap(desc, use_dst ? y.raw() : x.raw())},
+      {DNNL_ARG_DIFF_DST, dnn::wrap(desc, y.grad().raw())},
+      {DNNL_ARG_DIFF_SRC, dnn::wrap(desc, scratch.raw())}};
+  backward_entry(kind, count).primitive.execute(context.stream(), args);
+  accumulate_grad(x, scratch);
+}
+
+}  // namespace
+
+Activation parse_activation(const std::string& name) {
+  for (Activation kind : kAll)
+    if (name == activation_name(kind)) return kind;
+  ATTN_CHECK(false, "unknown activation '", name, "'; valid: relu, gelu, tanh, sigmoid");
+}
+
+const char* activation_name(Activation activation) {
+  switch (activation) {
+    case Activation::relu: return "relu";
+    case Activation::gelu: return "gelu";
+    case Activation::tanh: return "tanh";
+    case Activation::sigmoid: return "sigmoid";
+  }
+  return "unknown";
+}
+
+Tensor activation(Tape& tape, const Tensor& x, Activation kind) {
+  ATTN_CHECK(x.dtype() == DType::f32, "activation ", activation_name(kind), ": input ", to_string(x.shape()),
+             " is not f32");
+  Tensor y = Tensor::empty(x.shape());  // x's shape
+  int64_t count = x.numel();
+  if (count > 0) {
+    auto& context = dnn::Context::get();
+    auto desc = flat_desc(count);
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, dnn::wrap(desc, x.raw())},
+                                               {DNNL_ARG_DST, dnn::wrap(desc, y.raw())}};
+    forward_entry(kind, count).primitive.execute(context.stream(), args);
+  }
+
+  if (tape.needs_grad(x)) {
+    y.set_requires_grad(true);
+    tape.record([x, y, kind] { activation_backward(x, y, kind); });
+  }
+  return y;
+}
+
+Tensor relu(Tape& tape, const Tensor& x) { return activation(tape, x, Activation::relu); }
+Tensor gelu(Tape& tape, const Tensor& x) { return activation(tape, x, Activation::gelu); }
+Tensor tanh(Tape& tape, const Tensor& x) { return activation(tape, x, Activation::tanh); }
+Tensor sigmoid(Tape& tape, const Tensor& x) { return activation(tape, x, Activation::sigmoid); }
+
+}  // namespace attn::ops

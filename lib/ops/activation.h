@@ -1,0 +1,26 @@
+#pragma once
+// activation: the pointwise nonlinearities (FFN ReLU/GELU, GRU tanh/sigmoid, attention tanh),
+// forward and backward on oneDNN's eltwise primitives.
+//
+// Shapes: x (...) -> y x's shape.
+#include <string>
+
+#include "autograd/tape.h"
+#include "core/tensor.h"
+
+namespace attn::ops {
+
+enum class Activation { relu, gelu, tanh, sigmoid };
+
+// "relu", "gelu", "tanh", "sigmoid" -> Activation; anything else throws, listing the valid names.
+Activation parse_activation(const std::string& name);
+const char* activation_name(Activation activation);
+
+Tensor activation(Tape& tape, const Tensor& x, Activation kind);
+
+Tensor relu(Tape& tape, const Tensor& x);
+Tensor gelu(Tape& tape, const Tensor& x);  // exact: 0.5 x (1 + erf(x / sqrt(2)))
+Tensor tanh(Tape& tape, const Tensor& x);
+Tensor sigmoid(Tape& tape, const Tensor& x);
+
+}  // namespace attn::ops

@@ -1,0 +1,151 @@
+#include "ops/attention.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "ops/gemm.h"
+#include "ops/mask.h"
+
+namespace attn::ops {
+
+namespace {
+
+struct Dims {
+  int64_t batch, heads, queries, keys, head_width;  // B, H, Tq, Tk, Dh
+  int64_t rows() const { return batch * heads * queries; }  // rows of the (B*H*Tq, Tk) weights
+};
+
+Dims check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& options) {
+  ATTN_CHECK(q.rank() == 4 && k.rank() == 4, "attention: q and k must be (B, H, T, Dh), got q ",
+             to_string(q.shape()), ", k ", to_string(k.shape()));
+  ATTN_CHECK(q.dim(0) == k.dim(0) && q.dim(1) == k.dim(1) && q.dim(3) == k.dim(3),
+             "attention: q ", to_string(q.shape()), " does not fit k ", to_string(k.shape()));
+  ATTN_CHECK(v.shape() == k.shape(), "attention: v ", to_string(v.shape()), " differs from k ", to_string(k.shape()));
+  Dims dims{q.dim(0), q.dim(1), q.dim(2), k.dim(2), q.dim(3)};
+  ATTN_CHECK(dims.batch * dims.heads * dims.queries * dims.keys * dims.head_width > 0,
+             "attention: empty input q ", to_string(q.shape()), ", k ", to_string(k.shape()));
+  ATTN_CHECK(!options.causal || dims.queries <= dims.keys, "attention: causal needs Tq <= Tk, got q ",
+             to_string(q.shape()), ", k ", to_string(k.shape()));
+  ATTN_CHECK(options.key_lengths.empty() || static_cast<int64_t>(options.key_lengths.size()) == dims.batch,
+             "attention: ", options.key_lengths.size(), " key lengths for a batch of B=", dims.batch);
+  for (int32_t length : options.key_lengths) {
+    ATTN_CHECK(length >= 0 && length <= dims.keys, "attention: key length ", length, " outside [0, Tk=", dims.keys,
+               "]");
+  }
+  ATTN_CHECK(options.dropout >= 0.f && options.dropout < 1.f, "attention: dropout ", options.dropout,
+             " outside [0, 1)");
+  ATTN_CHECK(!(options.training && options.dropout > 0.f) || options.rng, "attention: dropout needs an rng");
+  return dims;
+}
+
+// Both masks hide a suffix of the keys, so row (b, i) sees exactly keys j < visible_keys.
+int64_t visible_keys(const Dims& dims, const AttentionOptions& options, int64_t b, int64_t i) {
+  int64_t limit = options.key_lengths.empty() ? dims.keys : options.key_lengths[b];
+  if (options.causal) limit = std::min(limit, i + (dims.keys - dims.queries) + 1);
+  return limit;
+}
+
+// scores (B, H, Tq, Tk), already scaled, become P in place: S + M, then softmax over each row.
+void masked_softmax(Tensor& scores, const Dims& dims, const AttentionOptions& options) {
+  float* values = scores.data();
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < dims.rows(); ++r) {
+    float* row = values + r * dims.keys;
+    int64_t visible = visible_keys(dims, options, r / (dims.heads * dims.queries), r % dims.queries);
+    for (int64_t j = visible; j < dims.keys; ++j) row[j] += kMaskValue;
+    float max = *std::max_element(row, row + dims.keys);
+    float sum = 0.f;
+    for (int64_t j = 0; j < dims.keys; ++j) {
+      row[j] = std::exp(row[j] - max);  // exactly 0 at masked keys: exp(-1e9) underflows
+      sum += row[j];
+    }
+    float inverse = 1.f / sum;
+#pragma omp simd
+    for (int64_t j = 0; j < dims.keys; ++j) row[j] *= inverse;
+  }
+}
+
+// Inverted dropout: Pd = P * keep / (1 - rate), keep[i] = (uniform(seed, first + i) >= rate).
+Tensor dropout_weights(const Tensor& weights, float rate, Rng& rng) {
+  Tensor dropped = Tensor::empty(weights.shape());  // (B, H, Tq, Tk)
+  int64_t count = weights.numel();
+  uint64_t seed = rng.seed(), first = rng.skip(count);
+  float scale = 1.f / (1.f - rate);
+  const float* p = weights.data();
+  float* pd = dropped.data();
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < count; ++i) pd[i] = uniform_at(seed, first + i) >= rate ? p[i] * scale : 0.f;
+  return dropped;
+}
+
+// In place, per row: dS = Pd * G - P * rowsum(Pd * G), G = dL/dPd (on entry in `grad`).
+// This is softmax's backward dS = P * (dP - rowsum(dP * P)) with dP = G * keep / (1 - rate),
+// rewritten with P * dP = Pd * G so that the dropout mask is never needed again.
+void softmax_backward_rows(const Tensor& weights, const Tensor& dropped, Tensor& grad, int64_t keys) {
+  const float* p = weights.data();
+  const float* pd = dropped.data();
+  float* g = grad.data();
+  int64_t rows = grad.numel() / keys;
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t base = r * keys;
+    float dot = 0.f;
+#pragma omp simd reduction(+ : dot)
+    for (int64_t j = 0; j < keys; ++j) dot += pd[base + j] * g[base + j];
+#pragma omp simd
+    for (int64_t j = 0; j < keys; ++j) g[base + j] = pd[base + j] * g[base + j] - p[base + j] * dot;
+  }
+}
+
+// Backward of S = c Q K^T + M, P = softmax(S), Pd = dropout(P), O = Pd V with c = 1/sqrt(Dh):
+//   dV += Pd^T dO                      (Tk,Tq) x (Tq,Dh)
+//   G   = dO V^T                       (Tq,Dh) x (Dh,Tk)   d/dPd
+//   dS  = Pd * G - P * rowsum(Pd * G)  (= P * (dP - rowsum(dP * P)) without dropout)
+//   dQ += c dS K                       (Tq,Tk) x (Tk,Dh)
+//   dK += c dS^T Q                     (Tk,Tq) x (Tq,Dh)
+// (per batch row and head; the gemms run batched over (B, H)).
+void attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& weights,
+                        const Tensor& dropped, const Tensor& output, float scale) {
+  if (!output.has_grad()) return;
+  MatrixView d_output = MatrixView::grad_of(output);  // (B, H, Tq, Dh)
+  if (v.requires_grad()) {
+    gemm(MatrixView::of(dropped).transposed(), d_output, MatrixView::grad_of(v), GemmOptions{1.f, true, nullptr});
+  }
+  if (!q.requires_grad() && !k.requires_grad()) return;
+  Tensor d_scores = Tensor::empty(weights.shape());  // (B, H, Tq, Tk)
+  gemm(d_output, MatrixView::of(v).transposed(), MatrixView::of(d_scores));
+  softmax_backward_rows(weights, dropped, d_scores, weights.dim(-1));
+  GemmOptions add_scaled{scale, true, nullptr};
+  if (q.requires_grad()) gemm(MatrixView::of(d_scores), MatrixView::of(k), MatrixView::grad_of(q), add_scaled);
+  if (k.requires_grad()) {
+    gemm(MatrixView::of(d_scores).transposed(), MatrixView::of(q), MatrixView::grad_of(k), add_scaled);
+  }
+}
+
+}  // namespace
+
+AttentionResult attention(Tape& tape, const Tensor& q, const Tensor& k, const Tensor& v,
+                          const AttentionOptions& options) {
+  Dims dims = check_inputs(q, k, v, options);
+  float scale = 1.f / std::sqrt(static_cast<float>(dims.head_width));
+
+  // Scale first (gemm's alpha), then mask, then softmax; K^T is a stride swap, not a copy.
+  Tensor weights = Tensor::empty({dims.batch, dims.heads, dims.queries, dims.keys});  // (B, H, Tq, Tk)
+  gemm(MatrixView::of(q), MatrixView::of(k).transposed(), MatrixView::of(weights), GemmOptions{scale, false, nullptr});
+  masked_softmax(weights, dims, options);
+
+  bool drop = options.training && options.dropout > 0.f;
+  Tensor dropped = drop ? dropout_weights(weights, options.dropout, *options.rng) : weights;  // (B, H, Tq, Tk)
+  Tensor output = Tensor::empty({dims.batch, dims.heads, dims.queries, dims.head_width});   // (B, H, Tq, Dh)
+  gemm(MatrixView::of(dropped), MatrixView::of(v), MatrixView::of(output));
+
+  if (tape.needs_grad(q, k, v)) {
+    output.set_requires_grad(true);
+    tape.record([q, k, v, weights, dropped, output, scale] {
+      attention_backward(q, k, v, weights, dropped, output, scale);
+    });
+  }
+  return {output, weights};
+}
+
+}  // namespace attn::ops

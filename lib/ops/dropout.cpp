@@ -1,0 +1,53 @@
+#include "ops/dropout.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace attn::ops {
+
+namespace {
+
+using Mask = std::vector<uint8_t>;  // 1 keeps an element, 0 drops it
+
+// Backward of y = x * mask * keep_scale:  dx += dy * mask * keep_scale
+void dropout_backward(const Tensor& x, const Tensor& y, const Mask& mask, float keep_scale) {
+  if (!y.has_grad()) return;
+  Tensor dy = y.grad();  // x's shape
+  const float* g = dy.data();
+  float* dx = x.grad().data();
+  const uint8_t* keep = mask.data();
+  int64_t count = dy.numel();
+#pragma omp parallel for simd if (count > 32768) schedule(static)
+  for (int64_t i = 0; i < count; ++i) dx[i] += keep[i] ? g[i] * keep_scale : 0.f;
+}
+
+}  // namespace
+
+Tensor dropout(Tape& tape, const Tensor& x, float p, bool training, Rng& rng) {
+  ATTN_CHECK(p >= 0.f && p < 1.f, "dropout: probability ", p, " is outside [0, 1)");
+  if (!training || p == 0.f) return x;
+
+  int64_t count = x.numel();
+  uint64_t seed = rng.seed();
+  uint64_t first = rng.skip(static_cast<uint64_t>(count));
+  float keep_scale = 1.f / (1.f - p);
+  auto mask = std::make_shared<Mask>(count);
+  Tensor y = Tensor::empty(x.shape());  // x's shape
+  const float* px = x.data();
+  float* py = y.data();
+  uint8_t* keep = mask->data();
+#pragma omp parallel for if (count > 32768) schedule(static)
+  for (int64_t i = 0; i < count; ++i) {
+    keep[i] = uniform_at(seed, first + static_cast<uint64_t>(i)) >= p;
+    py[i] = keep[i] ? px[i] * keep_scale : 0.f;
+  }
+
+  if (tape.needs_grad(x)) {
+    y.set_requires_grad(true);
+    tape.record([x, y, mask, keep_scale] { dropout_backward(x, y, *mask, keep_scale); });
+  }
+  return y;
+}
+
+}  // namespace attn::ops

@@ -1,0 +1,229 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <sstream>
+
+#include "grad_check.h"
+#include "ops/attention.h"
+
+using namespace attn;
+using attn::testing::check_gradients;
+using attn::testing::random_tensor;
+
+namespace {
+
+struct Problem {
+  int64_t batch, heads, queries, keys, head_width;  // B, H, Tq, Tk, Dh
+  bool causal;
+  std::vector<int32_t> key_lengths;
+
+  ops::AttentionOptions options() const {
+    ops::AttentionOptions o;
+    o.causal = causal;
+    o.key_lengths = key_lengths;
+    return o;
+  }
+  // Keys j < visible(b, i) are seen by query i of batch row b.
+  int64_t visible(int64_t b, int64_t i) const {
+    int64_t limit = key_lengths.empty() ? keys : key_lengths[b];
+    return causal ? std::min(limit, i + keys - queries + 1) : limit;
+  }
+};
+
+struct Inputs {
+  Tensor q, k, v;
+};
+
+Inputs make_inputs(const Problem& p, uint64_t seed, bool requires_grad = false) {
+  return {random_tensor({p.batch, p.heads, p.queries, p.head_width}, seed, 1.f, requires_grad),
+          random_tensor({p.batch, p.heads, p.keys, p.head_width}, seed + 1, 1.f, requires_grad),
+          random_tensor({p.batch, p.heads, p.keys, p.head_width}, seed + 2, 1.f, requires_grad)};
+}
+
+// Naive attention in double: softmax over visible keys only (hidden keys weigh 0).
+void reference(const Problem& p, const Inputs& in, std::vector<double>& output, std::vector<double>& weights) {
+  auto q = in.q.to_vector(), k = in.k.to_vector(), v = in.v.to_vector();
+  output.assign(p.batch * p.heads * p.queries * p.head_width, 0.0);
+  weights.assign(p.batch * p.heads * p.queries * p.keys, 0.0);
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t h = 0; h < p.heads; ++h)
+      for (int64_t i = 0; i < p.queries; ++i) {
+        int64_t bh = b * p.heads + h, visible = p.visible(b, i);
+        std::vector<double> s(visible);
+        double max = -1e300, sum = 0;
+        for (int64_t j = 0; j < visible; ++j) {
+          double dot = 0;
+          for (int64_t e = 0; e < p.head_width; ++e)
+            dot += double(q[(bh * p.queries + i) * p.head_width + e]) * k[(bh * p.keys + j) * p.head_width + e];
+          s[j] = dot / std::sqrt(double(p.head_width));
+          max = std::max(max, s[j]);
+        }
+        for (int64_t j = 0; j < visible; ++j) sum += s[j] = std::exp(s[j] - max);
+        for (int64_t j = 0; j < visible; ++j) {
+          double w = s[j] / sum;
+          weights[(bh * p.queries + i) * p.keys + j] = w;
+          for (int64_t e = 0; e < p.head_width; ++e)
+            output[(bh * p.queries + i) * p.head_width + e] += w * v[(bh * p.keys + j) * p.head_width + e];
+        }
+      }
+}
+
+const std::vector<Problem>& problems() {
+  static const std::vector<Problem> all{
+      {2, 2, 3, 5, 4, false, {5, 3}},  // cross-attention shape, padded keys
+      {2, 2, 4, 4, 4, true, {4, 2}},   // causal self-attention with padding
+      {1, 2, 2, 5, 4, true, {}},       // causal, Tq < Tk (decoding with a cache)
+      {2, 1, 3, 4, 8, false, {}},      // nothing hidden
+  };
+  return all;
+}
+
+std::string describe(const Problem& p) {
+  std::ostringstream text;
+  text << "B" << p.batch << " H" << p.heads << " Tq" << p.queries << " Tk" << p.keys << " causal=" << p.causal
+       << " lengths=" << p.key_lengths.size();
+  return text.str();
+}
+
+}  // namespace
+
+TEST_CASE("attention equals a naive double-precision reference", "[ops][attention]") {
+  for (const Problem& p : problems()) {
+    DYNAMIC_SECTION(describe(p)) {
+      Tape tape;
+      Inputs in = make_inputs(p, 10);
+      auto result = ops::attention(tape, in.q, in.k, in.v, p.options());
+      REQUIRE(result.output.shape() == in.q.shape());
+      REQUIRE(result.weights.shape() == Shape{p.batch, p.heads, p.queries, p.keys});
+      std::vector<double> output, weights;
+      reference(p, in, output, weights);
+      auto actual_output = result.output.to_vector();
+      auto actual_weights = result.weights.to_vector();
+      for (size_t i = 0; i < output.size(); ++i) CHECK(actual_output[i] == Approx(output[i]).margin(1e-5));
+      for (size_t i = 0; i < weights.size(); ++i) CHECK(actual_weights[i] == Approx(weights[i]).margin(1e-6));
+    }
+  }
+}
+
+TEST_CASE("attention weights: rows sum to 1, hidden keys get exactly 0", "[ops][attention]") {
+  for (const Problem& p : problems()) {
+    DYNAMIC_SECTION(describe(p)) {
+      Tape tape;
+      Inputs in = make_inputs(p, 20);
+      auto weights = ops::attention(tape, in.q, in.k, in.v, p.options()).weights.to_vector();
+      for (int64_t b = 0; b < p.batch; ++b)
+        for (int64_t h = 0; h < p.heads; ++h)
+          for (int64_t i = 0; i < p.queries; ++i) {
+            const float* row = weights.data() + ((b * p.heads + h) * p.queries + i) * p.keys;
+            double sum = 0;
+            for (int64_t j = 0; j < p.keys; ++j) sum += row[j];
+            CHECK(sum == Approx(1.0).margin(1e-5));
+            // Past the key length, and above the (offset) causal diagonal: exactly zero.
+            for (int64_t j = p.visible(b, i); j < p.keys; ++j) CHECK(row[j] == 0.f);
+            for (int64_t j = 0; j < p.visible(b, i); ++j) CHECK(row[j] > 0.f);
+          }
+    }
+  }
+}
+
+TEST_CASE("causal attention of one query over a KV cache equals the last row of full causal attention",
+          "[ops][attention]") {
+  Tape tape;
+  const int64_t B = 2, H = 2, T = 5, Dh = 4;
+  Tensor q = random_tensor({B, H, T, Dh}, 30, 1.f, false);
+  Tensor k = random_tensor({B, H, T, Dh}, 31, 1.f, false);
+  Tensor v = random_tensor({B, H, T, Dh}, 32, 1.f, false);
+  ops::AttentionOptions causal;
+  causal.causal = true;
+  auto full = ops::attention(tape, q, k, v, causal);
+
+  auto q_all = q.to_vector();
+  std::vector<float> q_last;
+  for (int64_t bh = 0; bh < B * H; ++bh)
+    q_last.insert(q_last.end(), q_all.begin() + (bh * T + T - 1) * Dh, q_all.begin() + (bh * T + T) * Dh);
+  auto step = ops::attention(tape, Tensor::from_vector({B, H, 1, Dh}, q_last), k, v, causal);
+
+  auto full_output = full.output.to_vector(), step_output = step.output.to_vector();
+  auto full_weights = full.weights.to_vector(), step_weights = step.weights.to_vector();
+  for (int64_t bh = 0; bh < B * H; ++bh) {
+    for (int64_t e = 0; e < Dh; ++e)
+      CHECK(step_output[bh * Dh + e] == Approx(full_output[(bh * T + T - 1) * Dh + e]).margin(1e-6));
+    for (int64_t j = 0; j < T; ++j)
+      CHECK(step_weights[bh * T + j] == Approx(full_weights[(bh * T + T - 1) * T + j]).margin(1e-6));
+  }
+}
+
+TEST_CASE("attention gradients match finite differences", "[ops][attention][grad]") {
+  for (const Problem& p : problems()) {
+    DYNAMIC_SECTION(describe(p)) {
+      Inputs in = make_inputs(p, 40, true);
+      auto options = p.options();
+      auto f = [options](Tape& tape, const std::vector<Tensor>& x) {
+        return ops::attention(tape, x[0], x[1], x[2], options).output;
+      };
+      CHECK(check_gradients(f, {in.q, in.k, in.v}) == "");
+    }
+  }
+}
+
+TEST_CASE("attention gradients when only some inputs require them", "[ops][attention][grad]") {
+  Problem p{1, 2, 3, 4, 4, false, {}};
+  Inputs in = make_inputs(p, 50, true);
+  in.q.set_requires_grad(false);
+  auto f = [](Tape& tape, const std::vector<Tensor>& x) { return ops::attention(tape, x[0], x[1], x[2]).output; };
+  CHECK(check_gradients(f, {in.q, in.k, in.v}) == "");
+  in.q.set_requires_grad(true);
+  in.k.set_requires_grad(false);
+  in.v.set_requires_grad(false);
+  CHECK(check_gradients(f, {in.q, in.k, in.v}) == "");
+}
+
+TEST_CASE("attention dropout: inverted scaling, same stream same mask, gradients match", "[ops][attention][grad]") {
+  Problem p{2, 2, 3, 4, 4, true, {4, 3}};
+  Inputs in = make_inputs(p, 60, true);
+  auto run = [&p](Tape& tape, const std::vector<Tensor>& x, bool training) {
+    Rng rng(123);  // a fresh stream per call: every evaluation drops the same weights
+    auto options = p.options();
+    options.dropout = 0.4f;
+    options.training = training;
+    options.rng = &rng;
+    return ops::attention(tape, x[0], x[1], x[2], options);
+  };
+  Tape tape;
+  auto eval = run(tape, {in.q, in.k, in.v}, false);
+  auto train = run(tape, {in.q, in.k, in.v}, true);
+  auto again = run(tape, {in.q, in.k, in.v}, true);
+  tape.clear();
+  CHECK(train.output.to_vector() == again.output.to_vector());
+  CHECK(train.output.to_vector() != eval.output.to_vector());
+  CHECK(train.weights.to_vector() == eval.weights.to_vector());  // weights are reported before dropout
+
+  // Dropping with value v = 1 everywhere: each output equals the kept weights' sum / (1 - p).
+  Tensor ones = Tensor::full(in.v.shape(), 1.f);
+  auto sums = run(tape, {in.q, in.k, ones}, true).output.to_vector();
+  tape.clear();
+  bool some_dropped = false, all_scaled = true;
+  for (float s : sums) {
+    some_dropped = some_dropped || std::fabs(s - 1.f) > 1e-4f;
+    all_scaled = all_scaled && s <= 1.f / 0.6f + 1e-4f;
+  }
+  CHECK(some_dropped);
+  CHECK(all_scaled);
+
+  auto f = [&run](Tape& tape, const std::vector<Tensor>& x) { return run(tape, x, true).output; };
+  CHECK(check_gradients(f, {in.q, in.k, in.v}) == "");
+}
+
+TEST_CASE("attention rejects mismatched shapes naming them", "[ops][attention]") {
+  Tape tape;
+  Tensor q = Tensor::zeros({1, 2, 3, 4});
+  Tensor k = Tensor::zeros({1, 2, 5, 4});
+  Tensor v_bad = Tensor::zeros({1, 2, 5, 3});
+  CHECK_THROWS_WITH(ops::attention(tape, q, k, v_bad), Catch::Contains("(1, 2, 5, 3)") && Catch::Contains("(1, 2, 5, 4)"));
+  ops::AttentionOptions options;
+  options.key_lengths = {6};
+  CHECK_THROWS_WITH(ops::attention(tape, q, k, k, options), Catch::Contains("key length 6"));
+  ops::AttentionOptions causal;
+  causal.causal = true;
+  CHECK_THROWS_WITH(ops::attention(tape, k, q, q, causal), Catch::Contains("Tq <= Tk"));
+}
