@@ -1,0 +1,116 @@
+// Fused log-softmax + label-smoothed cross-entropy, as OpenMP loops over rows.
+// Shapes: logits (N, V); targets (N); logsumexp (N); loss (1).
+#include "ops/cross_entropy.h"
+
+#include <cmath>
+#include <limits>
+
+namespace attn::ops {
+
+namespace {
+
+struct Sums {
+  double loss = 0.0;
+  double nll = 0.0;
+  int64_t tokens = 0;
+};
+
+void check_targets(const Tensor& logits, const std::vector<int32_t>& targets, int32_t pad_id) {
+  int64_t rows = logits.dim(0), vocab = logits.dim(1);
+  ATTN_CHECK(static_cast<int64_t>(targets.size()) == rows, "cross_entropy: ", targets.size(), " targets for ", rows,
+             " rows of logits ", to_string(logits.shape()));
+  for (int64_t r = 0; r < rows; ++r) {
+    int32_t id = targets[r];
+    ATTN_CHECK(id == pad_id || (id >= 0 && id < vocab), "cross_entropy: target id ", id, " at row ", r,
+               " is outside the vocabulary [0, ", vocab, ")");
+  }
+}
+
+// logsumexp of one row, shifted by its max so that exp never overflows.
+float row_logsumexp(const float* x, int64_t vocab) {
+  float max = -std::numeric_limits<float>::infinity();
+#pragma omp simd reduction(max : max)
+  for (int64_t j = 0; j < vocab; ++j) max = std::fmax(max, x[j]);
+  float sum = 0.f;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t j = 0; j < vocab; ++j) sum += std::exp(x[j] - max);
+  return max + std::log(sum);
+}
+
+float row_sum(const float* x, int64_t vocab) {
+  float sum = 0.f;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t j = 0; j < vocab; ++j) sum += x[j];
+  return sum;
+}
+
+// With log p_j = x_j - lse:  nll = lse - x_y,  -sum_j (1/V) log p_j = lse - mean_j x_j,
+// smoothed row loss = (1 - eps) nll + eps (lse - mean_j x_j). Writes lse per row.
+Sums forward_rows(const Tensor& logits, const std::vector<int32_t>& targets, const CrossEntropyOptions& options,
+                  float* lse) {
+  int64_t rows = logits.dim(0), vocab = logits.dim(1);
+  const float* x = logits.data();
+  double eps = options.label_smoothing;
+  double loss = 0.0, nll = 0.0;
+  int64_t tokens = 0;
+#pragma omp parallel for reduction(+ : loss, nll, tokens) if (rows * vocab > 32768) schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    if (targets[r] == options.pad_id) continue;
+    const float* row = x + r * vocab;
+    lse[r] = row_logsumexp(row, vocab);
+    double row_nll = double(lse[r]) - row[targets[r]];
+    double row_uniform = double(lse[r]) - double(row_sum(row, vocab)) / double(vocab);
+    loss += (1.0 - eps) * row_nll + eps * row_uniform;
+    nll += row_nll;
+    ++tokens;
+  }
+  return Sums{loss, nll, tokens};
+}
+
+// d loss / d x_j = dloss * (p_j - q_j) with p_j = exp(x_j - lse), q_j = eps/V + (1-eps)[j == y];
+// pad rows get nothing (their gradient stays exactly zero).
+void cross_entropy_backward(const Tensor& logits, const std::vector<int32_t>& targets, const Tensor& lse,
+                            const Tensor& loss, const CrossEntropyOptions& options) {
+  if (!loss.has_grad()) return;
+  float dloss = loss.grad().item();
+  int64_t rows = logits.dim(0), vocab = logits.dim(1);
+  const float* x = logits.data();
+  const float* row_lse = lse.data();
+  float* dx = logits.grad().data();
+  float eps = options.label_smoothing;
+  float uniform = eps / float(vocab);
+#pragma omp parallel for if (rows * vocab > 32768) schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    if (targets[r] == options.pad_id) continue;
+    const float* row = x + r * vocab;
+    float* drow = dx + r * vocab;
+#pragma omp simd
+    for (int64_t j = 0; j < vocab; ++j) drow[j] += dloss * (std::exp(row[j] - row_lse[r]) - uniform);
+    drow[targets[r]] -= dloss * (1.f - eps);
+  }
+}
+
+}  // namespace
+
+CrossEntropyResult cross_entropy(Tape& tape, const Tensor& logits_in, const std::vector<int32_t>& targets,
+                                 const CrossEntropyOptions& options) {
+  ATTN_CHECK(logits_in.rank() >= 1 && logits_in.dim(-1) > 0, "cross_entropy: logits need a non-empty last axis, got ",
+             to_string(logits_in.shape()));
+  ATTN_CHECK(options.label_smoothing >= 0.f && options.label_smoothing < 1.f, "cross_entropy: label_smoothing ",
+             options.label_smoothing, " is outside [0, 1)");
+  int64_t vocab = logits_in.dim(-1);
+  Tensor logits = logits_in.view({logits_in.numel() / vocab, vocab});  // (N, V)
+  check_targets(logits, targets, options.pad_id);
+
+  Tensor lse = Tensor::empty({logits.dim(0)});  // (N), unused on pad rows
+  Sums sums = forward_rows(logits, targets, options, lse.data());
+  Tensor loss = Tensor::full({1}, float(sums.loss));  // (1)
+
+  if (tape.needs_grad(logits)) {
+    loss.set_requires_grad(true);
+    tape.record([logits, targets, lse, loss, options] { cross_entropy_backward(logits, targets, lse, loss, options); });
+  }
+  return CrossEntropyResult{loss, sums.nll, sums.tokens};
+}
+
+}  // namespace attn::ops
