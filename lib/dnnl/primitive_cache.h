@@ -4,6 +4,7 @@
 // a training step runs thousands of primitives, so every op goes through this cache.
 #include <any>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <unordered_map>
 
@@ -52,9 +53,11 @@ class CacheKey {
     text_ += std::to_string(value);
     return *this;
   }
-  CacheKey& add(float value) {
+  CacheKey& add(float value) {  // the exact bits: 1e-7 and 1e-8 must not share a primitive
+    uint32_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
     text_ += ":f";
-    text_ += std::to_string(value);
+    text_ += std::to_string(bits);
     return *this;
   }
   CacheKey& add(const Shape& shape) {

@@ -1,0 +1,78 @@
+#include "decode/translator.h"
+
+#include <spdlog/spdlog.h>
+
+namespace attn::decode {
+
+data::Batch source_batch(const std::vector<const std::vector<int32_t>*>& sentences) {
+  data::Batch batch;
+  batch.size = static_cast<int64_t>(sentences.size());
+  int64_t longest = 1;
+  for (const auto* sentence : sentences) longest = std::max<int64_t>(longest, sentence->size());
+  batch.src_len = data::pad_length(longest, 8);
+  batch.src.assign(batch.size * batch.src_len, data::kPadId);
+  for (int64_t b = 0; b < batch.size; ++b) {
+    const auto& sentence = *sentences[b];
+    std::copy(sentence.begin(), sentence.end(), batch.src.begin() + b * batch.src_len);
+    batch.src_lengths.push_back(static_cast<int32_t>(sentence.size()));
+    batch.src_tokens += static_cast<int64_t>(sentence.size());
+  }
+  return batch;
+}
+
+Translator::Translator(const models::Seq2SeqModel& model, const data::Vocab& source_vocab,
+                       const data::Vocab& target_vocab, TranslateOptions options)
+    : model_(model), source_vocab_(source_vocab), target_vocab_(target_vocab), options_(options) {}
+
+std::vector<std::vector<int32_t>> Translator::encode_lines(const std::vector<std::string>& lines) const {
+  std::vector<std::vector<int32_t>> encoded(lines.size());
+  std::vector<char> truncated(lines.size(), 0);
+  int64_t limit = options_.max_source_tokens;  // eos included
+#pragma omp parallel for schedule(dynamic, 64)
+  for (size_t i = 0; i < lines.size(); ++i) {
+    encoded[i] = source_vocab_.encode(lines[i]);
+    if (limit > 0 && int64_t(encoded[i].size()) >= limit) {
+      encoded[i].resize(limit - 1);
+      truncated[i] = 1;
+    }
+    if (!encoded[i].empty()) encoded[i].push_back(data::kEosId);
+  }
+  for (size_t i = 0; i < lines.size(); ++i)
+    if (truncated[i]) spdlog::warn("input line {} is longer than {} tokens; translating its first {}", i + 1, limit - 1, limit - 1);
+  return encoded;
+}
+
+std::string Translator::detokenize(const Hypothesis& hypothesis) const { return target_vocab_.decode(hypothesis.tokens); }
+
+std::vector<Translation> Translator::translate(const std::vector<std::string>& lines) const {
+  std::vector<std::vector<int32_t>> encoded = encode_lines(lines);
+  std::vector<int64_t> lengths(lines.size());
+  std::vector<int64_t> nonempty;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    lengths[i] = int64_t(encoded[i].size());
+    if (!encoded[i].empty()) nonempty.push_back(int64_t(i));
+  }
+  // Length-sorted batches of the non-empty lines; results go back to their input index.
+  std::stable_sort(nonempty.begin(), nonempty.end(), [&](int64_t a, int64_t b) { return lengths[a] < lengths[b]; });
+  std::vector<Translation> result(lines.size());
+  for (size_t first = 0; first < nonempty.size(); first += options_.batch_size) {
+    size_t last = std::min(nonempty.size(), first + size_t(options_.batch_size));
+    std::vector<const std::vector<int32_t>*> sentences;
+    for (size_t i = first; i < last; ++i) sentences.push_back(&encoded[nonempty[i]]);
+    data::Batch batch = source_batch(sentences);
+    std::vector<std::vector<Hypothesis>> found;
+    if (options_.search.beam == 1) {
+      for (Hypothesis& hypothesis : greedy_search(model_, batch, options_.search)) found.push_back({hypothesis});
+    } else {
+      found = beam_search(model_, batch, options_.search);
+    }
+    for (size_t i = first; i < last; ++i) {
+      Translation& translation = result[nonempty[i]];
+      translation.nbest = std::move(found[i - first]);
+      translation.text = detokenize(translation.nbest.front());
+    }
+  }
+  return result;
+}
+
+}  // namespace attn::decode
