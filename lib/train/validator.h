@@ -1,0 +1,36 @@
+#pragma once
+// Validator: the dev-set check run every train.valid_every steps: teacher-forced loss and
+// perplexity, and BLEU + chrF of greedy translations against the raw references.
+#include <string>
+#include <vector>
+
+#include "data/batch.h"
+#include "io/config.h"
+#include "models/seq2seq_model.h"
+#include "train/run_directory.h"
+
+namespace attn::train {
+
+struct ValidationResult {
+  double loss = 0;  // label-smoothing-free cross-entropy per target token
+  double perplexity = 0;
+  double bleu = 0;
+  double chrf = 0;
+  int64_t sentences = 0;
+  // The value train.valid_metric names, oriented so that higher is better.
+  double metric(const std::string& name) const;
+};
+
+class Validator {
+ public:
+  Validator(const io::Config& config, const Vocabularies& vocab);
+  ValidationResult run(const models::Seq2SeqModel& model) const;
+
+ private:
+  const Vocabularies& vocab_;
+  io::Config config_;
+  std::vector<std::string> sources_, references_;
+  std::vector<data::Batch> batches_;
+};
+
+}  // namespace attn::train
