@@ -1,0 +1,136 @@
+#include "io/config.h"
+
+namespace attn::io {
+
+using nlohmann::json;
+
+namespace {
+
+// Dotted key of one field under `path`, for error messages.
+struct KeyOf {
+  const std::string& path;
+  std::string operator()(const char* name) const { return join_key(path, name); }
+};
+
+}  // namespace
+
+void DataConfig::validate(const std::string& path) const {
+  KeyOf key{path};
+  require_at_least(key("max_len"), max_len, 1);
+  require_at_least(key("valid_max_sentences"), valid_max_sentences, 0);
+}
+
+void VocabConfig::validate(const std::string& path) const {
+  KeyOf key{path};
+  require_one_of(key("type"), type, {"unigram", "bpe"});
+  // Below 16 pieces there is no room for the specials plus the characters of any real text.
+  require_at_least(key("size"), size, 16);
+  require_positive(key("character_coverage"), character_coverage);
+  ATTN_CHECK(character_coverage <= 1, key("character_coverage"), " must be in (0, 1]; got ", character_coverage);
+  require_at_least(key("max_sentences"), static_cast<double>(max_sentences), 0);
+}
+
+void TransformerConfig::validate(const std::string& path) const {
+  KeyOf key{path};
+  require_at_least(key("d_model"), d_model, 1);
+  require_at_least(key("heads"), heads, 1);
+  ATTN_CHECK(d_model % heads == 0, key("d_model"), " (", d_model, ") must be divisible by ", key("heads"), " (",
+             heads, ")");
+  require_at_least(key("ffn_dim"), ffn_dim, 1);
+  require_at_least(key("encoder_layers"), encoder_layers, 1);
+  require_at_least(key("decoder_layers"), decoder_layers, 1);
+  require_fraction(key("dropout"), dropout);
+  require_fraction(key("attention_dropout"), attention_dropout);
+  require_one_of(key("activation"), activation, {"relu", "gelu"});
+  require_one_of(key("norm"), norm, {"post", "pre"});
+  require_one_of(key("positions"), positions, {"sinusoidal", "learned"});
+  require_at_least(key("max_positions"), max_positions, 1);
+}
+
+void RnnConfig::validate(const std::string& path) const {
+  KeyOf key{path};
+  require_one_of(key("cell"), cell, {"gru", "lstm"});
+  require_at_least(key("embedding_dim"), embedding_dim, 1);
+  require_at_least(key("encoder_hidden"), encoder_hidden, 1);
+  require_at_least(key("decoder_hidden"), decoder_hidden, 1);
+  require_at_least(key("attention_dim"), attention_dim, 1);
+  require_fraction(key("dropout"), dropout);
+}
+
+void ModelConfig::validate(const std::string& path) const {
+  require_one_of(join_key(path, "type"), type, {"transformer", "rnn"});
+}
+
+void TrainConfig::validate(const std::string& path) const {
+  KeyOf key{path};
+  require_at_least(key("seed"), static_cast<double>(seed), 0);
+  require_at_least(key("threads"), threads, 1);
+  require_one_of(key("precision"), precision, {"f32", "bf16"});
+  require_at_least(key("batch_tokens"), batch_tokens, 1);
+  require_at_least(key("accumulate"), accumulate, 1);
+  require_at_least(key("max_steps"), static_cast<double>(max_steps), 0);
+  require_at_least(key("max_epochs"), max_epochs, 0);
+  require_at_least(key("max_time"), max_time.seconds, 0);
+  require_positive(key("learning_rate"), learning_rate);
+  require_one_of(key("schedule"), schedule, {"inverse_sqrt", "noam", "constant"});
+  // Both warmup schedules divide by warmup_steps; only "constant" may skip the warmup.
+  require_at_least(key("warmup_steps"), warmup_steps, schedule == "constant" ? 0 : 1);
+  require_fraction(key("adam_beta1"), adam_beta1);
+  require_fraction(key("adam_beta2"), adam_beta2);
+  require_positive(key("adam_epsilon"), adam_epsilon);
+  require_at_least(key("weight_decay"), weight_decay, 0);
+  require_at_least(key("clip_norm"), clip_norm, 0);
+  require_fraction(key("label_smoothing"), label_smoothing);
+  require_at_least(key("log_every"), log_every, 1);
+  require_at_least(key("valid_every"), valid_every, 1);
+  require_at_least(key("save_every"), save_every, 1);
+  require_one_of(key("valid_metric"), valid_metric, {"bleu", "chrf", "loss"});
+  require_at_least(key("patience"), patience, 0);
+  require_at_least(key("max_nonfinite_steps"), max_nonfinite_steps, 0);
+}
+
+void DecodeConfig::validate(const std::string& path) const {
+  KeyOf key{path};
+  require_at_least(key("beam"), beam, 1);
+  require_at_least(key("length_penalty"), length_penalty, 0);
+  require_positive(key("max_len_ratio"), max_len_ratio);
+  require_at_least(key("max_len_extra"), max_len_extra, 0);
+  require_at_least(key("batch_size"), batch_size, 1);
+  require_at_least(key("nbest"), nbest, 1);
+  ATTN_CHECK(nbest <= beam, key("nbest"), " (", nbest, ") must be <= ", key("beam"), " (", beam, ")");
+}
+
+void Config::validate(const std::string& path) const {
+  KeyOf key{path};
+  ATTN_CHECK(!output_dir.empty(), key("output_dir"), " must not be empty");
+  ATTN_CHECK(!model.shared_embeddings || vocab.joint, key("model.shared_embeddings"), " requires ",
+             key("vocab.joint"), " = true (one vocabulary for both sides)");
+  // A training pair holds up to max_len tokens plus BOS or EOS; a fixed position table must
+  // cover it.
+  if (model.type == "transformer")
+    ATTN_CHECK(model.transformer.max_positions >= data.max_len + 1, key("model.transformer.max_positions"), " (",
+               model.transformer.max_positions, ") must be >= ", key("data.max_len"), " + 1 (", data.max_len + 1,
+               ")");
+}
+
+Config config_from_json(const json& j) {
+  Config config;
+  read_struct(j, config, "");
+  return config;
+}
+
+json config_to_json(const Config& config) { return write_struct(config); }
+
+std::string config_to_string(const Config& config) { return config_to_json(config).dump(2); }
+
+Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  json j = read_config_file(path);  // its errors already name the file
+  try {
+    for (const auto& assignment : overrides) apply_override(j, assignment);
+    return config_from_json(j);
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+}
+
+}  // namespace attn::io

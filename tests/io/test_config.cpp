@@ -1,0 +1,266 @@
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "io/config.h"
+
+using namespace attn;
+using namespace attn::io;
+using nlohmann::json;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// The attn::Error message thrown by f, or "" when nothing is thrown.
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string error_of_json(const json& j) {
+  return error_of([&] { config_from_json(j); });
+}
+
+Config with_overrides(const std::vector<std::string>& overrides) {
+  json j = json::object();
+  for (const auto& o : overrides) apply_override(j, o);
+  return config_from_json(j);
+}
+
+// A config file in the temp directory, removed when the test ends.
+struct TempFile {
+  std::string path;
+  TempFile(const std::string& name, const std::string& text) {
+    path = (std::filesystem::temp_directory_path() / name).string();
+    std::ofstream(path) << text;
+  }
+  ~TempFile() { std::remove(path.c_str()); }
+};
+
+}  // namespace
+
+TEST_CASE("an empty config gives the documented defaults", "[io][config]") {
+  Config c = config_from_json(json::object());
+  CHECK(c.output_dir == "runs/en-it");
+  CHECK(c.data.max_len == 100);
+  CHECK(c.vocab.type == "unigram");
+  CHECK(c.vocab.size == 8000);
+  CHECK(c.vocab.max_sentences == 2000000);
+  CHECK(c.model.type == "transformer");
+  CHECK(c.model.tied_embeddings);
+  CHECK(c.model.shared_embeddings);
+  CHECK(c.model.transformer.d_model == 256);
+  CHECK(c.model.transformer.heads == 4);
+  CHECK(c.model.transformer.ffn_dim == 1024);
+  CHECK(c.model.rnn.decoder_hidden == 512);
+  CHECK(c.train.schedule == "inverse_sqrt");
+  CHECK(c.train.adam_epsilon == 1e-9);
+  CHECK(c.train.max_time.seconds == 0);
+  CHECK(c.train.label_smoothing == 0.1);
+  CHECK(c.decode.beam == 5);
+  CHECK(c.decode.max_len_ratio == 1.5);
+}
+
+TEST_CASE("config_to_json holds every key and reads back to the same config", "[io][config]") {
+  Config c;
+  c.output_dir = "runs/x";
+  c.data.train_src = "a.en";
+  c.vocab.type = "bpe";
+  c.model.type = "rnn";
+  c.model.transformer.norm = "pre";
+  c.model.rnn.cell = "lstm";
+  c.train.max_steps = 12345678901LL;
+  c.train.max_time = Duration{5400};
+  c.train.learning_rate = 3e-4;
+  c.decode.length_penalty = 0.6;
+  json j = config_to_json(c);
+  CHECK(j["model"]["transformer"].contains("max_positions"));
+  CHECK(j["train"]["max_time"] == "1h30m");
+  CHECK(j["decode"]["length_penalty"] == 0.6);
+
+  Config back = config_from_json(j);
+  CHECK(back.output_dir == "runs/x");
+  CHECK(back.data.train_src == "a.en");
+  CHECK(back.model.rnn.cell == "lstm");
+  CHECK(back.train.max_steps == 12345678901LL);
+  CHECK(back.train.max_time == Duration{5400});
+  CHECK(back.train.learning_rate == 3e-4);
+  CHECK(config_to_json(back) == j);
+  CHECK(config_to_string(back) == j.dump(2));
+}
+
+TEST_CASE("config text may hold line and block comments", "[io][config]") {
+  std::string text = "// leading\n{ /* block */ \"output_dir\": \"runs/c\", // trailing\n \"train\": {\"seed\": 7} }\n";
+  Config c = config_from_json(parse_config_text(text, "c.json"));
+  CHECK(c.output_dir == "runs/c");
+  CHECK(c.train.seed == 7);
+}
+
+TEST_CASE("malformed JSON is reported as FILE:LINE:COLUMN", "[io][config]") {
+  std::string text = "{\n  \"a\": 1,\n  \"b\" 2\n}\n";
+  std::string message = error_of([&] { parse_config_text(text, "bad.json"); });
+  CHECK_THAT(message, Catch::StartsWith("bad.json:3:7: "));
+  CHECK_THAT(message, Contains("syntax error"));
+  CHECK_THAT(message, !Contains("json.exception"));
+}
+
+TEST_CASE("unknown keys name the dotted key and the closest known key", "[io][config]") {
+  CHECK(error_of_json({{"model", {{"trasnformer", json::object()}}}}) ==
+        "unknown config key model.trasnformer; did you mean model.transformer?");
+  CHECK(error_of_json({{"model", {{"transformer", {{"dmodel", 8}}}}}}) ==
+        "unknown config key model.transformer.dmodel; did you mean model.transformer.d_model?");
+  std::string far = error_of_json({{"zzzzzz", 1}});
+  CHECK_THAT(far, Contains("unknown config key zzzzzz; known keys:"));
+  CHECK_THAT(far, Contains("output_dir"));
+}
+
+TEST_CASE("wrong types name the key, the expected type and the value", "[io][config]") {
+  CHECK(error_of_json({{"train", {{"max_steps", "abc"}}}}) ==
+        "config key train.max_steps: expected an integer, got \"abc\"");
+  CHECK(error_of_json({{"train", {{"max_steps", 1.5}}}}) == "config key train.max_steps: expected an integer, got 1.5");
+  CHECK_THAT(error_of_json({{"train", {{"threads", 3000000000LL}}}}),
+             Contains("config key train.threads: 3000000000 is out of range"));
+  CHECK(error_of_json({{"model", {{"tied_embeddings", 1}}}}) ==
+        "config key model.tied_embeddings: expected true or false, got 1");
+  CHECK(error_of_json({{"model", 3}}) == "config key model: expected an object, got 3");
+  CHECK(error_of_json({{"output_dir", 5}}) == "config key output_dir: expected a string, got 5");
+  CHECK(error_of_json({{"train", {{"learning_rate", "fast"}}}}) ==
+        "config key train.learning_rate: expected a number, got \"fast\"");
+  // Integral reals are integers.
+  CHECK(config_from_json({{"train", {{"batch_tokens", 2048.0}}}}).train.batch_tokens == 2048);
+}
+
+TEST_CASE("set overrides numbers, strings, bools and nested keys", "[io][config]") {
+  Config c = with_overrides({"train.max_steps=100", "model.type=rnn", "model.tied_embeddings=false",
+                             "model.transformer.heads=8", "train.learning_rate=5e-4", "data.train_src=x/y.en",
+                             "train.max_time=2h", "output_dir=\"2024\""});
+  CHECK(c.train.max_steps == 100);
+  CHECK(c.model.type == "rnn");
+  CHECK_FALSE(c.model.tied_embeddings);
+  CHECK(c.model.transformer.heads == 8);
+  CHECK(c.train.learning_rate == 5e-4);
+  CHECK(c.data.train_src == "x/y.en");
+  CHECK(c.train.max_time.seconds == 7200);
+  CHECK(c.output_dir == "2024");
+
+  json j = {{"train", {{"seed", 3}}}};
+  apply_override(j, "train.seed=9");
+  CHECK(j["train"]["seed"] == 9);
+}
+
+TEST_CASE("bad set assignments are rejected", "[io][config]") {
+  CHECK(error_of([] { with_overrides({"model.transformer.headz=8"}); }) ==
+        "unknown config key model.transformer.headz; did you mean model.transformer.heads?");
+  CHECK_THAT(error_of([] { with_overrides({"train.max_steps"}); }), Contains("malformed override \"train.max_steps\""));
+  CHECK_THAT(error_of([] { with_overrides({"=3"}); }), Contains("malformed override"));
+  CHECK_THAT(error_of([] { with_overrides({"train..seed=3"}); }), Contains("malformed override key"));
+  json j = {{"output_dir", "runs/a"}};
+  CHECK(error_of([&] { apply_override(j, "output_dir.x=3"); }) == "cannot set output_dir.x: output_dir is not an object");
+}
+
+TEST_CASE("durations read seconds or h/m/s strings", "[io][config]") {
+  CHECK(parse_duration("90s").seconds == 90);
+  CHECK(parse_duration("45m").seconds == 2700);
+  CHECK(parse_duration("2h").seconds == 7200);
+  CHECK(parse_duration("1h30m").seconds == 5400);
+  CHECK(parse_duration("1.5h").seconds == 5400);
+  CHECK(parse_duration("1d").seconds == 86400);
+  CHECK(parse_duration("90").seconds == 90);
+  for (const char* bad : {"", "h", "1x", "1h30", "-5m", " 5m", "1..5s", "inf"})
+    CHECK_THROWS_AS(parse_duration(bad), Error);
+  CHECK(format_duration(Duration{5400}) == "1h30m");
+  CHECK(format_duration(Duration{90}) == "1m30s");
+  CHECK(format_duration(Duration{0}) == "0s");
+  CHECK(parse_duration(format_duration(Duration{93784})).seconds == 93784);
+
+  CHECK(config_from_json({{"train", {{"max_time", 600}}}}).train.max_time.seconds == 600);
+  CHECK(config_from_json({{"train", {{"max_time", "10m"}}}}).train.max_time.seconds == 600);
+  CHECK_THAT(error_of_json({{"train", {{"max_time", "10 minutes"}}}}),
+             Contains("config key train.max_time: expected a duration"));
+  CHECK_THAT(error_of_json({{"train", {{"max_time", -1}}}}), Contains("cannot be negative"));
+}
+
+TEST_CASE("validation names the out-of-range key and value", "[io][config]") {
+  CHECK(error_of_json({{"model", {{"transformer", {{"heads", 0}}}}}}) == "model.transformer.heads must be >= 1; got 0");
+  CHECK(error_of_json({{"model", {{"transformer", {{"d_model", 250}}}}}}) ==
+        "model.transformer.d_model (250) must be divisible by model.transformer.heads (4)");
+  CHECK(error_of_json({{"model", {{"transformer", {{"dropout", -0.1}}}}}}) ==
+        "model.transformer.dropout must be in [0, 1); got -0.1");
+  CHECK(error_of_json({{"model", {{"rnn", {{"dropout", 1.0}}}}}}) == "model.rnn.dropout must be in [0, 1); got 1");
+  CHECK(error_of_json({{"model", {{"type", "rnm"}}}}) == "model.type must be one of \"transformer\", \"rnn\"; got \"rnm\"");
+  CHECK(error_of_json({{"vocab", {{"size", 15}}}}) == "vocab.size must be >= 16; got 15");
+  CHECK_THAT(error_of_json({{"vocab", {{"joint", false}}}}), Contains("model.shared_embeddings requires vocab.joint"));
+  CHECK_THAT(error_of_json({{"decode", {{"nbest", 6}}}}), Contains("decode.nbest (6) must be <= decode.beam (5)"));
+  CHECK_THAT(error_of_json({{"data", {{"max_len", 300}}}}), Contains("model.transformer.max_positions (256) must be >="));
+  // The same long data is fine for an RNN, which has no position table.
+  CHECK(config_from_json({{"data", {{"max_len", 300}}}, {"model", {{"type", "rnn"}}}}).data.max_len == 300);
+}
+
+TEST_CASE("load_config prefixes errors with the file and applies overrides", "[io][config]") {
+  TempFile file("attn_test_config.json", "{ \"train\": { \"seed\": 4 } }");
+  Config c = load_config(file.path, {"train.seed=5"});
+  CHECK(c.train.seed == 5);
+  CHECK(error_of([&] { load_config(file.path, {"train.sead=5"}); }) ==
+        file.path + ": unknown config key train.sead; did you mean train.seed?");
+  CHECK(error_of([] { load_config("no/such/config.json"); }) == "cannot open config file no/such/config.json");
+  TempFile broken("attn_test_broken.json", "{ \"train\": }");
+  CHECK_THAT(error_of([&] { load_config(broken.path); }), Catch::StartsWith(broken.path + ":1:12: "));
+}
+
+TEST_CASE("the shipped configs load", "[io][config]") {
+  Config transformer = load_config(std::string(ATTN_SOURCE_DIR) + "/configs/en-it.json");
+  CHECK(transformer.model.type == "transformer");
+  CHECK(transformer.output_dir == "runs/en-it");
+  CHECK(transformer.data.train_src == "data/tatoeba_en_it/train.en");
+  CHECK(transformer.data.test_tgt == "data/tatoeba_en_it/test.it");
+  // The example spells out the defaults: it must agree with them.
+  Config defaults;
+  defaults.data = transformer.data;
+  CHECK(config_to_json(transformer) == config_to_json(defaults));
+
+  Config rnn = load_config(std::string(ATTN_SOURCE_DIR) + "/configs/en-it-rnn.json");
+  CHECK(rnn.model.type == "rnn");
+  CHECK(rnn.output_dir == "runs/en-it-rnn");
+  CHECK(rnn.data.valid_src == "data/tatoeba_en_it/dev.en");
+}
+
+namespace {
+
+// A small schema exercising the leaf types attn's Config does not use.
+struct Inner {
+  float scale = 0.1f;
+  std::vector<std::string> names{"a", "b"};
+  template <class V>
+  void visit(V& v) { v("scale", scale); v("names", names); }
+};
+struct Outer {
+  std::int64_t big = 0;
+  Inner inner;
+  template <class V>
+  void visit(V& v) { v("big", big); v("inner", inner); }
+};
+
+}  // namespace
+
+TEST_CASE("read_struct and write_struct handle floats, string lists and nesting", "[io][config]") {
+  Outer o;
+  json j = write_struct(o);
+  CHECK(j.dump() == R"({"big":0,"inner":{"names":["a","b"],"scale":0.1}})");
+
+  Outer back;
+  read_struct(json{{"big", 9007199254740993LL}, {"inner", {{"names", {"x"}}, {"scale", 2.5}}}}, back, "");
+  CHECK(back.big == 9007199254740993LL);
+  CHECK(back.inner.names == std::vector<std::string>{"x"});
+  CHECK(back.inner.scale == 2.5f);
+
+  Outer bad;
+  CHECK(error_of([&] { read_struct(json{{"inner", {{"names", {"x", 3}}}}}, bad, "root"); }) ==
+        "config key root.inner.names[1]: expected a string, got 3");
+}
