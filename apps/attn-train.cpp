@@ -1,10 +1,28 @@
-// attn-train: placeholder until the trainer lands (issue 3); prints its usage.
-#include <CLI/CLI.hpp>
+// attn-train: trains a translation model from a JSON config.
+//   attn-train --config configs/en-it.json [--set train.max_steps=2000 ...] [--resume] [--dump-config]
+#include <iostream>
+
+#include "app_main.h"
+#include "io/config.h"
+#include "train/trainer.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"attn-train: train a sequence-to-sequence translation model"};
-  std::string config;
-  app.add_option("--config", config, "JSON config file");
+  CLI::App app{"attn-train: train a sequence-to-sequence translation model from a JSON config"};
+  std::string config_path;
+  std::vector<std::string> overrides;
+  bool resume = false, dump_config = false;
+  app.add_option("--config", config_path, "JSON config file (comments allowed)")->required();
+  app.add_option("--set", overrides, "override a config key: --set train.max_steps=2000 (repeatable)");
+  app.add_flag("--resume", resume, "continue from OUTPUT_DIR/checkpoint.last.safetensors");
+  app.add_flag("--dump-config", dump_config, "print the resolved config and exit");
   CLI11_PARSE(app, argc, argv);
-  return 0;
+  return attn::apps::run_app([&] {
+    attn::io::Config config = attn::io::load_config(config_path, overrides);
+    if (dump_config) {
+      std::cout << attn::io::config_to_string(config) << '\n';
+      return 0;
+    }
+    attn::train::train(config, {resume});
+    return 0;
+  });
 }

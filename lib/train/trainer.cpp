@@ -1,0 +1,274 @@
+#include "train/trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include <spdlog/spdlog.h>
+
+#include "data/batcher.h"
+#include "data/corpus.h"
+#include "dnnl/context.h"
+#include "io/checkpoint.h"
+#include "models/model_factory.h"
+#include "ops/cross_entropy.h"
+#include "optim/adam.h"
+#include "optim/clip.h"
+#include "optim/schedule.h"
+#include "train/progress_log.h"
+#include "train/run_directory.h"
+#include "train/stop_signal.h"
+#include "train/train_state.h"
+#include "train/validator.h"
+
+namespace attn::train {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Sums over one optimizer step (all accumulated batches).
+struct StepStats {
+  double loss = 0;  // smoothed loss sum
+  double nll = 0;   // unsmoothed -log p sum
+  int64_t tokens = 0;
+  double grad_norm = 0;
+  bool finite = true;
+};
+
+// Sums over the steps since the last progress line.
+struct Window {
+  double loss = 0, nll = 0;
+  int64_t tokens = 0, steps = 0;
+  Clock::time_point start = Clock::now();
+};
+
+class TrainingRun {
+ public:
+  TrainingRun(const io::Config& config, const TrainOptions& options);
+  void run();
+
+ private:
+  void load_resume_state();
+  StepStats train_step();
+  void report(const StepStats& stats);
+  bool validate();  // returns false when patience ran out
+  void save(bool best);
+  bool limit_reached() const;
+  double elapsed() const { return state_.elapsed_seconds + seconds_since(session_start_); }
+
+  io::Config config_;
+  RunPaths paths_;
+  Vocabularies vocab_;
+  std::unique_ptr<data::Batcher> batcher_;
+  std::unique_ptr<models::Seq2SeqModel> model_;
+  std::unique_ptr<optim::Adam> adam_;
+  optim::ScheduleOptions schedule_;
+  std::unique_ptr<Validator> validator_;
+  std::unique_ptr<ProgressLog> log_;
+  TrainState state_;
+  Rng dropout_rng_;
+  Window window_;
+  Clock::time_point session_start_ = Clock::now();
+};
+
+Vocabularies prepare_run_directory(const io::Config& config, const RunPaths& paths) {
+  fs::create_directories(paths.dir);
+  std::ofstream(paths.config) << io::config_to_string(config) << '\n';
+  return prepare_vocabularies(config, paths);
+}
+
+std::unique_ptr<data::Batcher> make_batcher(const io::Config& config, const Vocabularies& vocab) {
+  data::ParallelText text = data::read_parallel(config.data.train_src, config.data.train_tgt);
+  data::EncodedCorpus corpus = data::encode_corpus(text, vocab.source, vocab.target, config.data.max_len);
+  spdlog::info("training corpus: {} pairs ({} skipped: {} longer than data.max_len={}, {} empty)",
+               corpus.examples.size(), corpus.skipped(), corpus.skipped_long, config.data.max_len,
+               corpus.skipped_empty);
+  ATTN_CHECK(!corpus.examples.empty(), "no training pair left after filtering ", config.data.train_src);
+  data::BatcherOptions options{config.train.batch_tokens, 8, static_cast<uint64_t>(config.train.seed), true};
+  return std::make_unique<data::Batcher>(std::move(corpus.examples), options);
+}
+
+TrainingRun::TrainingRun(const io::Config& config, const TrainOptions& options)
+    : config_(config),
+      paths_(run_paths(config.output_dir, config.vocab.joint)),
+      vocab_(prepare_run_directory(config, paths_)),
+      dropout_rng_(static_cast<uint64_t>(config.train.seed) * 0x9e3779b97f4a7c15ull + 1) {
+  batcher_ = make_batcher(config, vocab_);
+  model_ = models::make_model(config, {vocab_.source.size(), vocab_.target.size()});
+  const io::TrainConfig& t = config.train;
+  adam_ = std::make_unique<optim::Adam>(
+      model_->parameters(), optim::AdamOptions{float(t.adam_beta1), float(t.adam_beta2), float(t.adam_epsilon),
+                                               float(t.weight_decay), true});
+  schedule_ = {optim::parse_schedule(t.schedule), float(t.learning_rate), t.warmup_steps,
+               config.model.transformer.d_model};
+  validator_ = std::make_unique<Validator>(config, vocab_);
+  log_ = std::make_unique<ProgressLog>(paths_.log);
+  spdlog::info("model: {} with {} parameters; {} batches per epoch", model_->family(), model_->parameters().size(),
+               batcher_->batches_per_epoch());
+  if (options.resume) load_resume_state();
+}
+
+void TrainingRun::load_resume_state() {
+  ATTN_CHECK(fs::exists(paths_.last_checkpoint), "--resume: ", paths_.last_checkpoint, " does not exist");
+  io::Checkpoint checkpoint = io::load_checkpoint(paths_.last_checkpoint);
+  io::load_parameters(checkpoint, model_->parameters());
+  io::load_extra(checkpoint, "optimizer.m", adam_->first_moment());
+  io::load_extra(checkpoint, "optimizer.v", adam_->second_moment());
+  auto found = checkpoint.metadata.find("train_state");
+  ATTN_CHECK(found != checkpoint.metadata.end(), paths_.last_checkpoint, " has no train_state to resume from");
+  state_ = TrainState::from_json(nlohmann::json::parse(found->second));
+  adam_->set_step_count(state_.step);
+  batcher_->set_position(state_.batcher);
+  dropout_rng_ = Rng(dropout_rng_.seed(), state_.dropout_rng_counter);
+  spdlog::info("resumed from {} at step {} (epoch {})", paths_.last_checkpoint, state_.step, state_.batcher.epoch);
+}
+
+StepStats TrainingRun::train_step() {
+  std::vector<data::Batch> group;
+  int64_t group_tokens = 0;
+  for (int i = 0; i < config_.train.accumulate; ++i) {
+    group.push_back(batcher_->next());
+    group_tokens += group.back().tgt_tokens;
+  }
+  StepStats stats;
+  ops::CrossEntropyOptions loss_options{float(config_.train.label_smoothing), data::kPadId};
+  for (const data::Batch& batch : group) {
+    Tape tape;
+    layers::RunContext ctx{tape, true, &dropout_rng_};
+    Tensor logits = model_->forward(ctx, batch);  // (B, T, V)
+    ops::CrossEntropyResult ce = ops::cross_entropy(tape, logits, batch.tgt_out, loss_options);
+    stats.loss += ce.loss.item();
+    stats.nll += ce.nll_sum;
+    stats.tokens += ce.tokens;
+    tape.backward(ce.loss, 1.f / float(group_tokens));  // the step's loss is per target token
+  }
+  ParameterStore& parameters = model_->parameters();
+  stats.grad_norm = config_.train.clip_norm > 0 ? optim::clip_grad_norm(parameters, config_.train.clip_norm)
+                                                : optim::global_grad_norm(parameters);
+  stats.finite = std::isfinite(stats.loss) && std::isfinite(stats.grad_norm);
+  if (stats.finite) adam_->step(learning_rate_at(schedule_, state_.step + 1));
+  parameters.zero_grad();
+  return stats;
+}
+
+void TrainingRun::report(const StepStats& stats) {
+  window_.loss += stats.loss;
+  window_.nll += stats.nll;
+  window_.tokens += stats.tokens;
+  ++window_.steps;
+  if (state_.step % config_.train.log_every != 0) return;
+  double seconds = seconds_since(window_.start);
+  double tokens_per_second = window_.tokens / std::max(seconds, 1e-9);
+  double loss = window_.loss / std::max<int64_t>(window_.tokens, 1);
+  double perplexity = std::exp(window_.nll / std::max<int64_t>(window_.tokens, 1));
+  float lr = learning_rate_at(schedule_, state_.step);
+  double seconds_per_step = seconds / window_.steps;
+  double eta = std::numeric_limits<double>::infinity();
+  if (config_.train.max_steps > 0) eta = (config_.train.max_steps - state_.step) * seconds_per_step;
+  if (config_.train.max_time.seconds > 0) eta = std::min(eta, config_.train.max_time.seconds - elapsed());
+  nlohmann::json record = {{"type", "train"},  {"step", state_.step},       {"epoch", batcher_->epoch()},
+                           {"loss", loss},     {"ppl", perplexity},         {"lr", lr},
+                           {"grad_norm", stats.grad_norm}, {"tokens_per_s", tokens_per_second},
+                           {"elapsed_s", elapsed()}, {"skipped_steps", state_.skipped_steps}};
+  log_->write(record, fmt::format("step {:>6} | epoch {:>2} | loss {:.3f} | ppl {:7.2f} | lr {:.2e} | "
+                                  "{:6.0f} tok/s | elapsed {} | ETA {}",
+                                  state_.step, batcher_->epoch(), loss, perplexity, lr, tokens_per_second,
+                                  format_duration(elapsed()), format_duration(eta)));
+  window_ = Window{};
+}
+
+bool TrainingRun::validate() {
+  ValidationResult result = validator_->run(*model_);
+  double metric = result.metric(config_.train.valid_metric);
+  bool improved = std::isnan(state_.best_metric) || metric > state_.best_metric;
+  if (improved) {
+    state_.best_metric = metric;
+    state_.best_step = state_.step;
+    state_.validations_without_improvement = 0;
+    save(true);
+  } else {
+    ++state_.validations_without_improvement;
+  }
+  nlohmann::json record = {{"type", "valid"},  {"step", state_.step}, {"loss", result.loss},
+                           {"ppl", result.perplexity}, {"bleu", result.bleu}, {"chrf", result.chrf},
+                           {"best", improved}, {"elapsed_s", elapsed()}};
+  log_->write(record, fmt::format("valid step {:>6} | loss {:.3f} | ppl {:.2f} | BLEU {:.2f} | chrF {:.2f}{}",
+                                  state_.step, result.loss, result.perplexity, result.bleu, result.chrf,
+                                  improved ? " | new best" : ""));
+  int patience = config_.train.patience;
+  return patience == 0 || state_.validations_without_improvement < patience;
+}
+
+void TrainingRun::save(bool best) {
+  io::CheckpointExtras extras;
+  extras.metadata["config"] = io::config_to_json(config_).dump();
+  if (best) {
+    io::save_checkpoint(paths_.best_checkpoint, model_->parameters(), extras);
+    return;
+  }
+  state_.batcher = batcher_->position();
+  state_.dropout_rng_counter = dropout_rng_.counter();
+  TrainState saved = state_;
+  saved.elapsed_seconds = elapsed();
+  extras.metadata["train_state"] = saved.to_json().dump();
+  extras.tensors["optimizer.m"] = adam_->first_moment();
+  extras.tensors["optimizer.v"] = adam_->second_moment();
+  io::save_checkpoint(paths_.last_checkpoint, model_->parameters(), extras);
+}
+
+bool TrainingRun::limit_reached() const {
+  const io::TrainConfig& t = config_.train;
+  if (t.max_steps > 0 && state_.step >= t.max_steps) return true;
+  if (t.max_epochs > 0 && batcher_->epoch() > t.max_epochs) return true;
+  return t.max_time.seconds > 0 && elapsed() >= t.max_time.seconds;
+}
+
+void TrainingRun::run() {
+  install_stop_handlers();
+  bool keep_going = !limit_reached();
+  while (keep_going) {
+    StepStats stats = train_step();
+    ++state_.step;
+    state_.target_tokens += stats.tokens;
+    if (!stats.finite) {
+      ++state_.skipped_steps;
+      ATTN_CHECK(++state_.nonfinite_in_a_row < config_.train.max_nonfinite_steps, state_.nonfinite_in_a_row,
+                 " steps in a row had a non-finite loss or gradient; stopping (last good checkpoint: ",
+                 paths_.last_checkpoint, "). Try a lower train.learning_rate or train.clip_norm.");
+      spdlog::warn("step {}: non-finite loss or gradient, step skipped", state_.step);
+    } else {
+      state_.nonfinite_in_a_row = 0;
+    }
+    report(stats);
+    if (state_.step % config_.train.valid_every == 0) keep_going = validate();
+    keep_going = keep_going && !limit_reached() && !stop_requested();
+    if (state_.step % config_.train.save_every == 0 || !keep_going) save(false);
+  }
+  if (stop_requested()) {
+    spdlog::info("stopped by signal at step {}; checkpoint saved. Continue with: attn-train --config ... --resume",
+                 state_.step);
+    return;
+  }
+  if (state_.step % config_.train.valid_every != 0) validate();
+  spdlog::info("training finished at step {} after {}; best {} {:.2f} at step {}", state_.step,
+               format_duration(elapsed()), config_.train.valid_metric, state_.best_metric, state_.best_step);
+}
+
+}  // namespace
+
+void train(const io::Config& config, const TrainOptions& options) {
+  dnn::set_num_threads(config.train.threads);
+  dnn::Context::get().set_matmul_precision(config.train.precision == "bf16" ? dnn::MatmulPrecision::bf16
+                                                                            : dnn::MatmulPrecision::f32);
+  TrainingRun run(config, options);
+  run.run();
+}
+
+}  // namespace attn::train
