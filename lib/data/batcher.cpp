@@ -1,0 +1,115 @@
+#include "data/batcher.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/check.h"
+#include "core/rng.h"
+
+namespace attn::data {
+
+namespace {
+
+int64_t example_length(const Example& example) {
+  return static_cast<int64_t>(std::max(example.src.size(), example.tgt.size()));
+}
+
+// Independent per-epoch streams: `purpose` 0 draws tie-break keys, 1 shuffles batches.
+uint64_t epoch_seed(uint64_t seed, int64_t epoch, uint64_t purpose) {
+  return mix64(seed, 2 * static_cast<uint64_t>(epoch) + purpose);
+}
+
+// Positions of the examples sorted by length; equal lengths by a random key, or by position
+// when random_ties is false (shuffle off).
+std::vector<int64_t> length_order(const std::vector<Example>& examples, bool random_ties, uint64_t tie_seed) {
+  struct Key {
+    int64_t length;
+    uint64_t tie;
+    int64_t position;
+  };
+  const auto n = static_cast<int64_t>(examples.size());
+  std::vector<Key> keys(n);
+#pragma omp parallel for
+  for (int64_t i = 0; i < n; ++i)
+    keys[i] = {example_length(examples[i]), random_ties ? mix64(tie_seed, i) : 0, i};
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    return a.length != b.length ? a.length < b.length : a.tie != b.tie ? a.tie < b.tie : a.position < b.position;
+  });
+  std::vector<int64_t> order(n);
+  for (int64_t i = 0; i < n; ++i) order[i] = keys[i].position;
+  return order;
+}
+
+// Cuts a length-ascending order into batches whose padded size B * pad(max L) stays within
+// batch_tokens; a batch always takes at least one sentence.
+std::vector<std::vector<int64_t>> cut_batches(const std::vector<int64_t>& order, const std::vector<Example>& examples,
+                                              const BatcherOptions& options) {
+  std::vector<std::vector<int64_t>> batches;
+  std::vector<int64_t> current;
+  int64_t width = 0;  // pad(max L) of `current`
+  for (int64_t position : order) {
+    const int64_t own = pad_length(example_length(examples[position]), options.pad_multiple);
+    if (!current.empty() && static_cast<int64_t>(current.size() + 1) * std::max(width, own) > options.batch_tokens) {
+      batches.push_back(std::move(current));
+      current.clear();
+      width = 0;
+    }
+    width = std::max(width, own);
+    current.push_back(position);
+  }
+  if (!current.empty()) batches.push_back(std::move(current));
+  return batches;
+}
+
+}  // namespace
+
+Batcher::Batcher(std::vector<Example> examples, BatcherOptions options)
+    : examples_(std::move(examples)), options_(options) {
+  ATTN_CHECK(!examples_.empty(), "Batcher: no examples");
+  ATTN_CHECK(options_.batch_tokens > 0, "Batcher: batch_tokens ", options_.batch_tokens, " must be positive");
+  ATTN_CHECK(options_.pad_multiple >= 1, "Batcher: pad_multiple ", options_.pad_multiple, " must be at least 1");
+  plan_epoch(1);
+}
+
+void Batcher::plan_epoch(int64_t epoch) {
+  auto order = length_order(examples_, options_.shuffle, epoch_seed(options_.seed, epoch, 0));
+  plan_ = cut_batches(order, examples_, options_);
+  if (options_.shuffle) {
+    Rng rng(epoch_seed(options_.seed, epoch, 1));
+    for (auto i = static_cast<int64_t>(plan_.size()) - 1; i > 0; --i)
+      std::swap(plan_[i], plan_[rng.below(static_cast<uint64_t>(i) + 1)]);
+  }
+  position_ = {epoch, 0};
+}
+
+Batch Batcher::next() {
+  if (position_.batch_in_epoch == batches_per_epoch()) plan_epoch(position_.epoch + 1);
+  const auto& positions = plan_[position_.batch_in_epoch++];
+  std::vector<const Example*> rows;
+  rows.reserve(positions.size());
+  for (int64_t position : positions) rows.push_back(&examples_[position]);
+  return make_batch(rows, options_.pad_multiple);
+}
+
+void Batcher::set_position(BatcherPosition position) {
+  ATTN_CHECK(position.epoch >= 1, "Batcher: epoch ", position.epoch, " must be at least 1");
+  ATTN_CHECK(position.batch_in_epoch >= 0 && position.batch_in_epoch <= batches_per_epoch(),
+             "Batcher: batch ", position.batch_in_epoch, " outside an epoch of ", batches_per_epoch(), " batches");
+  if (position.epoch != position_.epoch) plan_epoch(position.epoch);
+  position_ = position;
+}
+
+std::vector<std::vector<int64_t>> inference_batches(const std::vector<int64_t>& lengths, int64_t batch_size) {
+  ATTN_CHECK(batch_size > 0, "inference_batches: batch_size ", batch_size, " must be positive");
+  std::vector<int64_t> order(lengths.size());
+  std::iota(order.begin(), order.end(), int64_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return lengths[a] < lengths[b]; });
+  std::vector<std::vector<int64_t>> batches;
+  for (size_t begin = 0; begin < order.size(); begin += batch_size) {
+    const size_t end = std::min(order.size(), begin + static_cast<size_t>(batch_size));
+    batches.emplace_back(order.begin() + begin, order.begin() + end);
+  }
+  return batches;
+}
+
+}  // namespace attn::data

@@ -1,0 +1,86 @@
+#include "data/corpus.h"
+
+#include <fstream>
+#include <optional>
+
+#include "core/check.h"
+
+namespace attn::data {
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  ATTN_CHECK(file.is_open(), "cannot open '", path, "'");
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(file, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines.push_back(std::move(line));
+  }
+  ATTN_CHECK(!file.bad(), "error while reading '", path, "'");
+  return lines;
+}
+
+ParallelText read_parallel(const std::string& src_path, const std::string& tgt_path) {
+  ParallelText text{read_lines(src_path), read_lines(tgt_path)};
+  ATTN_CHECK(!text.src.empty(), "source file '", src_path, "' is empty");
+  ATTN_CHECK(!text.tgt.empty(), "target file '", tgt_path, "' is empty");
+  ATTN_CHECK(text.src.size() == text.tgt.size(), "parallel files differ in length: '", src_path, "' has ",
+             text.src.size(), " lines, '", tgt_path, "' has ", text.tgt.size());
+  return text;
+}
+
+namespace {
+
+enum class PairStatus : uint8_t { kept, too_long, empty };
+
+// Encodes one side and appends eos; the status says whether it fits in max_len.
+PairStatus encode_side(const Vocab& vocab, const std::string& text, int max_len, std::vector<int32_t>& ids) {
+  ids = vocab.encode(text);
+  if (ids.empty()) return PairStatus::empty;
+  ids.push_back(kEosId);
+  return static_cast<int64_t>(ids.size()) > max_len ? PairStatus::too_long : PairStatus::kept;
+}
+
+PairStatus encode_pair(const ParallelText& text, const Vocab& src_vocab, const Vocab& tgt_vocab, int max_len,
+                       int64_t i, Example& example) {
+  example.index = i;
+  PairStatus src = encode_side(src_vocab, text.src[i], max_len, example.src);
+  PairStatus tgt = encode_side(tgt_vocab, text.tgt[i], max_len, example.tgt);
+  // An empty side makes a pair useless whatever the other side's length, so it counts first.
+  if (src == PairStatus::empty || tgt == PairStatus::empty) return PairStatus::empty;
+  if (src == PairStatus::too_long || tgt == PairStatus::too_long) return PairStatus::too_long;
+  return PairStatus::kept;
+}
+
+}  // namespace
+
+EncodedCorpus encode_corpus(const ParallelText& text, const Vocab& src_vocab, const Vocab& tgt_vocab, int max_len) {
+  ATTN_CHECK(text.src.size() == text.tgt.size(), "encode_corpus: ", text.src.size(), " source lines but ",
+             text.tgt.size(), " target lines");
+  ATTN_CHECK(max_len >= 2, "encode_corpus: max_len ", max_len, " leaves no room for a token and eos");
+  const auto n = static_cast<int64_t>(text.src.size());
+  std::vector<Example> slots(n);
+  std::vector<PairStatus> status(n);
+  std::optional<std::string> failure;  // exceptions must not leave an OpenMP region
+#pragma omp parallel for schedule(dynamic, 512)
+  for (int64_t i = 0; i < n; ++i) {
+    try {
+      status[i] = encode_pair(text, src_vocab, tgt_vocab, max_len, i, slots[i]);
+    } catch (const std::exception& error) {
+#pragma omp critical(attn_encode_corpus_failure)
+      if (!failure) failure = "line " + std::to_string(i + 1) + ": " + error.what();
+    }
+  }
+  ATTN_CHECK(!failure, "encode_corpus: ", *failure);
+
+  EncodedCorpus corpus;
+  corpus.examples.reserve(n);
+  for (int64_t i = 0; i < n; ++i) {
+    if (status[i] == PairStatus::kept) corpus.examples.push_back(std::move(slots[i]));
+    if (status[i] == PairStatus::too_long) ++corpus.skipped_long;
+    if (status[i] == PairStatus::empty) ++corpus.skipped_empty;
+  }
+  return corpus;
+}
+
+}  // namespace attn::data

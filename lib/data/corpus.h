@@ -1,0 +1,45 @@
+#pragma once
+// Corpus: parallel text files -> encoded examples.
+//
+// Files are UTF-8, one sentence per line, the two sides aligned line by line. A trailing "\r"
+// is stripped from every line, so files with CRLF (Windows) line endings read the same as LF.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data/vocab.h"
+
+namespace attn::data {
+
+// Every line of `path`, without its "\n" or "\r\n". A missing file throws, naming it.
+std::vector<std::string> read_lines(const std::string& path);
+
+struct ParallelText {
+  std::vector<std::string> src, tgt;  // src[i] translates to tgt[i]
+};
+
+// Throws when either file is missing or empty, or when their line counts differ (the message
+// names both files and both counts).
+ParallelText read_parallel(const std::string& src_path, const std::string& tgt_path);
+
+// One sentence pair as ids; both sides end with eos. `index` is the pair's line in the text,
+// so results can be written back in input order.
+struct Example {
+  std::vector<int32_t> src, tgt;
+  int64_t index = 0;
+};
+
+struct EncodedCorpus {
+  std::vector<Example> examples;  // in input order
+  int64_t skipped_long = 0;       // pairs with a side longer than max_len tokens
+  int64_t skipped_empty = 0;      // pairs with a side that encodes to no token
+
+  int64_t skipped() const { return skipped_long + skipped_empty; }
+};
+
+// Encodes every pair (in parallel, OpenMP) and appends eos to both sides. max_len counts the
+// eos, i.e. it bounds the positions a model sees on each side; a pair is kept when both sides
+// have 1..max_len-1 text tokens. Skipped pairs are counted, not silently lost.
+EncodedCorpus encode_corpus(const ParallelText& text, const Vocab& src_vocab, const Vocab& tgt_vocab, int max_len);
+
+}  // namespace attn::data

@@ -1,0 +1,133 @@
+#include "data/vocab.h"
+
+#include <omp.h>
+#include <sentencepiece_processor.h>
+#include <sentencepiece_trainer.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unordered_map>
+
+#include "core/check.h"
+
+namespace attn::data {
+
+namespace {
+
+std::string join(const std::vector<std::string>& items, const char* separator) {
+  std::string joined;
+  for (const auto& item : items) joined += (joined.empty() ? "" : separator) + item;
+  return joined;
+}
+
+void check_train_options(const VocabTrainOptions& options) {
+  ATTN_CHECK(!options.inputs.empty(), "train_vocab: no input files");
+  for (const auto& input : options.inputs) {
+    // SentencePiece takes the inputs as one comma-separated flag.
+    ATTN_CHECK(input.find(',') == std::string::npos, "train_vocab: input path '", input,
+               "' contains a comma, which SentencePiece cannot take");
+    ATTN_CHECK(std::ifstream(input).good(), "train_vocab: cannot read input file '", input, "'");
+  }
+  ATTN_CHECK(!options.model_prefix.empty(), "train_vocab: empty model prefix");
+  ATTN_CHECK(options.type == "unigram" || options.type == "bpe", "train_vocab: unknown type '",
+             options.type, "' (expected unigram or bpe)");
+  ATTN_CHECK(options.vocab_size > kEosId + 1, "train_vocab: vocab_size ", options.vocab_size, " is too small");
+  ATTN_CHECK(options.character_coverage > 0.f && options.character_coverage <= 1.f,
+             "train_vocab: character_coverage ", options.character_coverage, " is outside (0, 1]");
+  ATTN_CHECK(options.max_sentences > 0, "train_vocab: max_sentences must be positive");
+}
+
+std::unordered_map<std::string, std::string> trainer_flags(const VocabTrainOptions& options) {
+  int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+  return {
+      {"input", join(options.inputs, ",")},
+      {"model_prefix", options.model_prefix},
+      {"model_type", options.type},
+      {"vocab_size", std::to_string(options.vocab_size)},
+      {"character_coverage", std::to_string(options.character_coverage)},
+      {"input_sentence_size", std::to_string(options.max_sentences)},
+      {"shuffle_input_sentence", "true"},
+      {"num_threads", std::to_string(threads)},
+      {"pad_id", std::to_string(kPadId)},
+      {"unk_id", std::to_string(kUnkId)},
+      {"bos_id", std::to_string(kBosId)},
+      {"eos_id", std::to_string(kEosId)},
+      // A hard limit makes SentencePiece 0.1.97 crash (segfault) when the inputs cannot fill
+      // vocab_size; with a soft one it stops short and train_vocab reports that instead.
+      {"hard_vocab_limit", "false"},
+      {"minloglevel", "1"},  // warnings and errors only
+  };
+}
+
+}  // namespace
+
+void train_vocab(const VocabTrainOptions& options) {
+  check_train_options(options);
+  const std::string inputs = join(options.inputs, ", ");
+  sentencepiece::SetRandomGeneratorSeed(static_cast<unsigned int>(options.seed));
+  auto status = sentencepiece::SentencePieceTrainer::Train(trainer_flags(options));
+  ATTN_CHECK(status.ok(), "training the vocabulary on ", inputs, " failed: ", status.ToString());
+
+  const std::string model_path = options.model_prefix + ".model";
+  sentencepiece::SentencePieceProcessor trained;
+  status = trained.Load(model_path);
+  ATTN_CHECK(status.ok(), "cannot load the vocabulary just trained on ", inputs, ": ", status.ToString());
+  if (trained.GetPieceSize() < options.vocab_size) {
+    // Leave no undersized model behind for a later run to pick up as if it were requested.
+    std::filesystem::remove(model_path);
+    std::filesystem::remove(options.model_prefix + ".vocab");
+    ATTN_CHECK(false, "vocab_size ", options.vocab_size, " is too large for ", inputs,
+               ": they yield only ", trained.GetPieceSize(), " pieces");
+  }
+}
+
+Vocab::Vocab(std::shared_ptr<const sentencepiece::SentencePieceProcessor> processor)
+    : processor_(std::move(processor)) {}
+
+Vocab Vocab::load(const std::string& path) {
+  auto processor = std::make_shared<sentencepiece::SentencePieceProcessor>();
+  auto status = processor->Load(path);
+  ATTN_CHECK(status.ok(), "cannot load SentencePiece model '", path, "': ", status.ToString());
+  ATTN_CHECK(processor->pad_id() == kPadId && processor->unk_id() == kUnkId && processor->bos_id() == kBosId &&
+                 processor->eos_id() == kEosId,
+             "SentencePiece model '", path, "' has special ids pad ", processor->pad_id(), ", unk ",
+             processor->unk_id(), ", bos ", processor->bos_id(), ", eos ", processor->eos_id(), "; expected ",
+             kPadId, ", ", kUnkId, ", ", kBosId, ", ", kEosId, " (train it with attn-tokenize)");
+  return Vocab(std::move(processor));
+}
+
+std::vector<int32_t> Vocab::encode(const std::string& text) const {
+  std::vector<int> ids;
+  auto status = processor_->Encode(text, &ids);
+  ATTN_CHECK(status.ok(), "encoding failed: ", status.ToString());
+  return std::vector<int32_t>(ids.begin(), ids.end());
+}
+
+std::string Vocab::decode(const std::vector<int32_t>& ids) const {
+  std::vector<int> kept;
+  kept.reserve(ids.size());
+  for (int32_t id : ids) {
+    if (id == kEosId) break;
+    check_id(id);
+    if (id != kPadId && id != kBosId) kept.push_back(id);
+  }
+  std::string text;
+  auto status = processor_->Decode(kept, &text);
+  ATTN_CHECK(status.ok(), "decoding failed: ", status.ToString());
+  return text;
+}
+
+std::string Vocab::piece(int32_t id) const {
+  check_id(id);
+  return processor_->IdToPiece(id);
+}
+
+int32_t Vocab::piece_to_id(const std::string& piece) const { return processor_->PieceToId(piece); }
+
+int32_t Vocab::size() const { return processor_->GetPieceSize(); }
+
+void Vocab::check_id(int32_t id) const {
+  ATTN_CHECK(id >= 0 && id < size(), "token id ", id, " is outside the vocabulary [0, ", size(), ")");
+}
+
+}  // namespace attn::data

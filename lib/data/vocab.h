@@ -1,0 +1,69 @@
+#pragma once
+// Vocab: a SentencePiece model (unigram or BPE) behind a small value type, and train_vocab,
+// which makes one through SentencePiece's C++ trainer (not the spm_train CLI).
+//
+// Every model this project trains has the same special ids, so batches and models can rely on
+// them without asking the vocabulary: pad 0, unk 1, bos 2, eos 3. Vocab::load refuses a model
+// trained with other ids.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sentencepiece {
+class SentencePieceProcessor;
+}
+
+namespace attn::data {
+
+inline constexpr int32_t kPadId = 0;
+inline constexpr int32_t kUnkId = 1;
+inline constexpr int32_t kBosId = 2;
+inline constexpr int32_t kEosId = 3;
+
+struct VocabTrainOptions {
+  std::vector<std::string> inputs;  // plain UTF-8 text, one sentence per line
+  std::string model_prefix;         // writes PREFIX.model and PREFIX.vocab
+  std::string type = "unigram";     // "unigram" or "bpe"
+  int vocab_size = 8000;            // exact: fewer possible pieces is an error
+  float character_coverage = 1.0f;  // share of characters kept as pieces; the rest map to unk
+  int64_t max_sentences = 2000000;  // a random sample of this many sentences when there are more
+  uint64_t seed = 1;                // SentencePiece's sampling seed
+  int threads = 0;                  // 0: OpenMP's default thread count
+};
+
+// Trains and writes the model. Logging is limited to warnings. Errors (a missing input, an
+// unknown type, a vocab_size the inputs cannot fill) throw attn::Error naming the inputs.
+void train_vocab(const VocabTrainOptions& options);
+
+class Vocab {
+ public:
+  // Throws attn::Error naming `path` when it is missing or not a SentencePiece model, or when
+  // the model's special ids differ from kPadId/kUnkId/kBosId/kEosId.
+  static Vocab load(const std::string& path);
+
+  // Text -> ids, without bos or eos. Never fails on bad input: SentencePiece's normaliser turns
+  // each malformed UTF-8 byte into U+FFFD, which is not a piece, so it encodes as unk (a run of
+  // unknown characters may merge into one unk).
+  std::vector<int32_t> encode(const std::string& text) const;
+  // Ids -> text. Stops at the first eos, skips pad and bos; an id outside [0, size) throws.
+  std::string decode(const std::vector<int32_t>& ids) const;
+
+  std::string piece(int32_t id) const;                 // throws outside [0, size)
+  int32_t piece_to_id(const std::string& piece) const;  // unk_id() for an unknown piece
+  int32_t size() const;
+
+  int32_t pad_id() const { return kPadId; }
+  int32_t unk_id() const { return kUnkId; }
+  int32_t bos_id() const { return kBosId; }
+  int32_t eos_id() const { return kEosId; }
+
+ private:
+  explicit Vocab(std::shared_ptr<const sentencepiece::SentencePieceProcessor> processor);
+  void check_id(int32_t id) const;
+
+  // Shared and immutable: copies are cheap and encode() is safe to call from many threads.
+  std::shared_ptr<const sentencepiece::SentencePieceProcessor> processor_;
+};
+
+}  // namespace attn::data

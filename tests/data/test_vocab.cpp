@@ -1,0 +1,94 @@
+#include <catch2/catch.hpp>
+
+#include <sentencepiece_trainer.h>
+
+#include "core/check.h"
+#include "data/data_fixtures.h"
+#include "data/vocab.h"
+
+using namespace attn;
+using attn::data::Vocab;
+using attn::testing::TempDir;
+
+TEST_CASE("a trained vocabulary has the requested size and the fixed special ids", "[data][vocab]") {
+  for (const std::string type : {"unigram", "bpe"}) {
+    Vocab vocab = Vocab::load(testing::tiny_vocab_model(type));
+    CHECK(vocab.size() == 100);
+    CHECK(vocab.pad_id() == 0);
+    CHECK(vocab.unk_id() == 1);
+    CHECK(vocab.bos_id() == 2);
+    CHECK(vocab.eos_id() == 3);
+    CHECK(vocab.piece(1) == "<unk>");
+    CHECK(vocab.piece(2) == "<s>");
+    CHECK(vocab.piece(3) == "</s>");
+    CHECK(vocab.piece_to_id("</s>") == 3);
+  }
+}
+
+TEST_CASE("encode then decode gives the text back", "[data][vocab]") {
+  for (const std::string type : {"unigram", "bpe"}) {
+    Vocab vocab = Vocab::load(testing::tiny_vocab_model(type));
+    const std::string text = "kato rina melu sope";
+    auto ids = vocab.encode(text);
+    REQUIRE(!ids.empty());
+    for (int32_t id : ids) CHECK(id > data::kEosId);  // plain text: no special id, no unk
+    CHECK(vocab.decode(ids) == text);
+  }
+}
+
+TEST_CASE("decode stops at eos and skips pad and bos", "[data][vocab]") {
+  Vocab vocab = Vocab::load(testing::tiny_vocab_model("unigram"));
+  auto ids = vocab.encode("kato rina");
+  std::vector<int32_t> framed = {data::kBosId};
+  framed.insert(framed.end(), ids.begin(), ids.end());
+  framed.push_back(data::kPadId);
+  framed.push_back(data::kEosId);
+  auto tail = vocab.encode("melu");
+  framed.insert(framed.end(), tail.begin(), tail.end());
+  CHECK(vocab.decode(framed) == "kato rina");
+  CHECK_THROWS_AS(vocab.decode({vocab.size()}), Error);
+  CHECK_THROWS_AS(vocab.piece(-1), Error);
+}
+
+TEST_CASE("invalid UTF-8 encodes to unk instead of failing", "[data][vocab]") {
+  Vocab vocab = Vocab::load(testing::tiny_vocab_model("bpe"));
+  std::vector<int32_t> ids;
+  REQUIRE_NOTHROW(ids = vocab.encode("ka\xff\xfe to \xc3"));
+  CHECK(std::count(ids.begin(), ids.end(), data::kUnkId) >= 2);
+}
+
+TEST_CASE("train_vocab errors name the inputs", "[data][vocab]") {
+  TempDir directory;
+  data::VocabTrainOptions options;
+  options.inputs = {directory.file("missing.txt")};
+  options.model_prefix = directory.file("m");
+  options.vocab_size = 64;
+  CHECK_THROWS_WITH(data::train_vocab(options), Catch::Contains("missing.txt"));
+
+  // Too few distinct words to fill the vocabulary: a clear error, and no model left behind.
+  const std::string small = directory.file("small.txt");
+  testing::write_file(small, "ka to\nto ka\nka ka to\n");
+  options.inputs = {small};
+  options.vocab_size = 500;
+  CHECK_THROWS_WITH(data::train_vocab(options), Catch::Contains("small.txt") && Catch::Contains("500"));
+  CHECK(!std::filesystem::exists(directory.file("m.model")));
+
+  options.type = "word";
+  CHECK_THROWS_WITH(data::train_vocab(options), Catch::Contains("word"));
+}
+
+TEST_CASE("loading a missing model names its path", "[data][vocab]") {
+  CHECK_THROWS_WITH(Vocab::load("no/such/spm.model"), Catch::Contains("no/such/spm.model"));
+}
+
+TEST_CASE("a model with other special ids is refused", "[data][vocab]") {
+  TempDir directory;
+  const std::string corpus = directory.file("corpus.txt");
+  testing::write_file(corpus, testing::synthetic_text(200, 3));
+  // SentencePiece's own defaults: unk 0, bos 1, eos 2, no pad.
+  auto status = sentencepiece::SentencePieceTrainer::Train(
+      {{"input", corpus}, {"model_prefix", directory.file("default")}, {"vocab_size", "60"},
+       {"hard_vocab_limit", "false"}, {"minloglevel", "2"}});
+  REQUIRE(status.ok());
+  CHECK_THROWS_WITH(Vocab::load(directory.file("default.model")), Catch::Contains("special ids"));
+}
