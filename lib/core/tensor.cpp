@@ -33,10 +33,16 @@ Tensor Tensor::from_vector(const Shape& shape, const std::vector<float>& values)
   return tensor;
 }
 
+namespace {
+void check_fits(const Buffer& data, size_t offset, const Shape& shape, DType dtype) {
+  ATTN_CHECK((offset + attn::numel(shape)) * dtype_size(dtype) <= data.bytes(), "view ", to_string(shape),
+             " at offset ", offset, " runs past its buffer");
+}
+}  // namespace
+
 Tensor Tensor::view_of(BufferPtr data, std::shared_ptr<GradSlot> grad, size_t offset, const Shape& shape,
                        DType dtype) {
-  ATTN_CHECK((offset + attn::numel(shape)) * dtype_size(dtype) <= data->bytes(), "view ", to_string(shape),
-             " at offset ", offset, " runs past its buffer");
+  check_fits(*data, offset, shape, dtype);
   auto impl = std::make_shared<Impl>();
   impl->data = std::move(data);
   impl->grad = std::move(grad);
@@ -140,6 +146,15 @@ void Tensor::copy_from(const std::vector<float>& values) {
 
 bool Tensor::same_storage(const Tensor& other) const {
   return impl().data == other.impl().data && impl().offset == other.impl().offset;
+}
+
+void Tensor::rebind(BufferPtr data, std::shared_ptr<GradSlot> grad, size_t offset) {
+  Impl& self = impl();
+  ATTN_CHECK(data, "rebind of tensor ", to_string(self.shape), " onto a null buffer");
+  check_fits(*data, offset, self.shape, self.dtype);
+  self.data = std::move(data);
+  self.grad = std::move(grad);
+  self.offset = offset;
 }
 
 }  // namespace attn

@@ -70,6 +70,14 @@ class Tensor {
   // True when both handles point at the same storage and offset.
   bool same_storage(const Tensor& other) const;
 
+  // Moves this tensor onto `data` at element `offset`, with its gradient in `grad`, keeping
+  // shape, dtype and requires_grad. It changes the shared Impl in place, so EVERY copy of
+  // this handle sees the new storage: that is how the ParameterStore packs parameters into
+  // one flat buffer after layers already hold their handles. The values are not copied (the
+  // caller copies them first). Views made earlier with view()/detach() own a separate Impl
+  // and keep the old storage, so rebind before taking views.
+  void rebind(BufferPtr data, std::shared_ptr<GradSlot> grad, size_t offset);
+
  private:
   struct Impl {
     BufferPtr data;

@@ -1,0 +1,115 @@
+#include "core/parameter_store.h"
+
+#include <cstring>
+
+namespace attn {
+
+namespace {
+
+constexpr size_t kAlignElements = 64 / sizeof(float);
+
+size_t round_up(size_t count) { return (count + kAlignElements - 1) / kAlignElements * kAlignElements; }
+
+}  // namespace
+
+ParameterStore::ParameterStore(uint64_t seed) : rng_(seed) {}
+
+Tensor ParameterStore::add(const std::string& name, const Shape& shape, const Initializer& init) {
+  ATTN_CHECK(!finalized_, "cannot add parameter '", name, "': the parameter store is already finalized");
+  ATTN_CHECK(!name.empty(), "a parameter needs a name (shape ", to_string(shape), ")");
+  ATTN_CHECK(index_.count(name) == 0, "duplicate parameter name '", name, "'");
+  ATTN_CHECK(init, "parameter '", name, "' has no initializer");
+  for (int64_t dim : shape)
+    ATTN_CHECK(dim >= 0, "parameter '", name, "' has a negative dimension in shape ", to_string(shape));
+  Tensor tensor = Tensor::zeros(shape);
+  init(tensor, rng_);
+  tensor.set_requires_grad(true);
+  index_.emplace(name, parameters_.size());
+  parameters_.push_back({name, tensor});
+  return tensor;
+}
+
+void ParameterStore::finalize() {
+  ATTN_CHECK(!finalized_, "the parameter store is already finalized");
+  std::vector<size_t> offsets;
+  size_t total = 0;
+  for (const NamedParameter& parameter : parameters_) {
+    offsets.push_back(total);
+    total = round_up(total + parameter.tensor.numel());
+  }
+  // Zero-filled, so the padding stays zero in values and gradients alike.
+  auto values = std::make_shared<Buffer>(total * sizeof(float), true);
+  auto grads = std::make_shared<GradSlot>();
+  grads->buffer = std::make_shared<Buffer>(total * sizeof(float), true);
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    Tensor& tensor = parameters_[i].tensor;
+    float* destination = static_cast<float*>(values->data()) + offsets[i];
+    std::memcpy(destination, tensor.data(), tensor.numel() * sizeof(float));
+    tensor.rebind(values, grads, offsets[i]);
+  }
+  flat_values_ = Tensor::view_of(values, grads, 0, {static_cast<int64_t>(total)});
+  flat_values_.set_requires_grad(true);
+  flat_grads_ = flat_values_.grad();
+  finalized_ = true;
+}
+
+void ParameterStore::check_finalized(const char* what) const {
+  ATTN_CHECK(finalized_, what, " needs a finalized parameter store (call finalize() after building the model)");
+}
+
+size_t ParameterStore::size() const {
+  check_finalized("size()");
+  return static_cast<size_t>(flat_values_.numel());
+}
+
+size_t ParameterStore::parameter_count() const {
+  size_t count = 0;
+  for (const NamedParameter& parameter : parameters_) count += parameter.tensor.numel();
+  return count;
+}
+
+float* ParameterStore::values() {
+  check_finalized("values()");
+  return flat_values_.data();
+}
+const float* ParameterStore::values() const {
+  check_finalized("values()");
+  return flat_values_.data();
+}
+float* ParameterStore::grads() {
+  check_finalized("grads()");
+  return flat_grads_.data();
+}
+const float* ParameterStore::grads() const {
+  check_finalized("grads()");
+  return flat_grads_.data();
+}
+
+Tensor ParameterStore::flat_values() const {
+  check_finalized("flat_values()");
+  return flat_values_;
+}
+Tensor ParameterStore::flat_grads() const {
+  check_finalized("flat_grads()");
+  return flat_grads_;
+}
+
+void ParameterStore::zero_grad() {
+  if (!finalized_) {
+    for (NamedParameter& parameter : parameters_) parameter.tensor.zero_grad();
+    return;
+  }
+  float* grads = flat_grads_.data();  // (size())
+  const int64_t count = flat_grads_.numel();
+#pragma omp parallel for simd if (count > 65536) schedule(static)
+  for (int64_t i = 0; i < count; ++i) grads[i] = 0.f;
+}
+
+Tensor ParameterStore::get(const std::string& name) const {
+  auto found = index_.find(name);
+  ATTN_CHECK(found != index_.end(), "unknown parameter '", name, "' (the store holds ", parameters_.size(),
+             " parameters)");
+  return parameters_[found->second].tensor;
+}
+
+}  // namespace attn

@@ -1,0 +1,142 @@
+#include "io/checkpoint.h"
+
+#include <algorithm>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "io/safetensors.h"
+
+namespace attn::io {
+
+namespace {
+
+constexpr const char* kFormat = "attn";
+constexpr const char* kFormatVersion = "1";
+const char* const kReservedKeys[] = {"format", "format_version", "extra_tensors"};
+
+std::map<std::string, std::string> checkpoint_metadata(const std::string& path, const CheckpointExtras& extras) {
+  std::map<std::string, std::string> metadata = extras.metadata;
+  for (const char* key : kReservedKeys)
+    ATTN_CHECK(metadata.count(key) == 0, path, ": checkpoint metadata key \"", key, "\" is reserved");
+  nlohmann::json names = nlohmann::json::array();
+  for (const auto& [name, tensor] : extras.tensors) names.push_back(name);
+  metadata["format"] = kFormat;
+  metadata["format_version"] = kFormatVersion;
+  metadata["extra_tensors"] = names.dump();
+  return metadata;
+}
+
+// The metadata's list of extra tensor names.
+std::vector<std::string> extra_names(const std::string& path, const std::map<std::string, std::string>& metadata) {
+  auto found = metadata.find("extra_tensors");
+  if (found == metadata.end()) return {};
+  nlohmann::json names = nlohmann::json::parse(found->second, nullptr, false);
+  bool valid = names.is_array();
+  for (const auto& name : names) valid = valid && name.is_string();
+  ATTN_CHECK(valid, path, ": checkpoint metadata \"extra_tensors\" is not a JSON array of names");
+  return names.get<std::vector<std::string>>();
+}
+
+void check_format(const std::string& path, const std::map<std::string, std::string>& metadata) {
+  auto format = metadata.find("format");
+  ATTN_CHECK(format != metadata.end() && format->second == kFormat, path,
+             ": not an attn checkpoint (metadata \"format\" is ",
+             format == metadata.end() ? "missing" : quoted_name(format->second), ")");
+  auto version = metadata.find("format_version");
+  ATTN_CHECK(
+      version != metadata.end() && version->second == kFormatVersion, path, ": unsupported checkpoint format_version ",
+      version == metadata.end() ? "(missing)" : quoted_name(version->second), "; this build reads ", kFormatVersion);
+}
+
+// The stored bytes as a tensor; checkpoints hold F32 (and BF16 is understood).
+Tensor to_tensor(const std::string& path, const StoredTensor& stored) {
+  ATTN_CHECK(stored.dtype == ElementType::f32 || stored.dtype == ElementType::bf16, path, ": tensor ",
+             quoted_name(stored.name), " has dtype ", element_type_name(stored.dtype), "; checkpoints hold F32");
+  Tensor tensor = Tensor::empty(stored.shape, stored.dtype == ElementType::f32 ? DType::f32 : DType::bf16);
+  std::memcpy(tensor.raw(), stored.bytes.data(), stored.bytes.size());
+  return tensor;
+}
+
+// Every difference between the checkpoint's parameters and the store's, one phrase each.
+std::vector<std::string> parameter_mismatches(const Checkpoint& checkpoint, const ParameterStore& store) {
+  std::vector<std::string> problems;
+  for (const NamedParameter& parameter : store.parameters()) {
+    auto found = checkpoint.parameters.find(parameter.name);
+    const std::string model_shape = to_string(parameter.tensor.shape());
+    if (found == checkpoint.parameters.end()) {
+      problems.push_back("missing parameter " + quoted_name(parameter.name) + " (model shape " + model_shape + ")");
+    } else if (found->second.shape() != parameter.tensor.shape()) {
+      problems.push_back("parameter " + quoted_name(parameter.name) + " has shape " + to_string(found->second.shape()) +
+                         " in the checkpoint but " + model_shape + " in the model");
+    } else if (found->second.dtype() != DType::f32) {
+      problems.push_back("parameter " + quoted_name(parameter.name) + " is " + dtype_name(found->second.dtype()) +
+                         " in the checkpoint, not F32");
+    }
+  }
+  for (const auto& [name, tensor] : checkpoint.parameters)
+    if (!store.contains(name))
+      problems.push_back("unexpected tensor " + quoted_name(name) + " with shape " + to_string(tensor.shape()) +
+                         " (the model has no such parameter)");
+  return problems;
+}
+
+}  // namespace
+
+void save_checkpoint(const std::string& path, const ParameterStore& store, const CheckpointExtras& extras) {
+  std::vector<TensorEntry> entries;
+  for (const NamedParameter& parameter : store.parameters())
+    entries.push_back(entry_of(parameter.name, parameter.tensor));
+  for (const auto& [name, tensor] : extras.tensors) {
+    ATTN_CHECK(!store.contains(name), path, ": extra tensor ", quoted_name(name), " has the name of a parameter");
+    ATTN_CHECK(tensor.defined() && tensor.dtype() == DType::f32, path, ": extra tensor ", quoted_name(name),
+               " must be f32");
+    entries.push_back(entry_of(name, tensor));
+  }
+  write_safetensors(path, entries, checkpoint_metadata(path, extras));
+}
+
+Checkpoint load_checkpoint(const std::string& path) {
+  SafetensorsFile file = read_safetensors(path);
+  check_format(path, file.metadata);
+  Checkpoint checkpoint;
+  checkpoint.path = path;
+  checkpoint.metadata = file.metadata;
+  std::vector<std::string> extras = extra_names(path, file.metadata);
+  for (const std::string& name : extras)
+    ATTN_CHECK(file.find(name), path, ": extra tensor ", quoted_name(name),
+               " listed in the metadata is not in the file");
+  for (StoredTensor& stored : file.tensors) {
+    bool is_extra = std::find(extras.begin(), extras.end(), stored.name) != extras.end();
+    (is_extra ? checkpoint.extras : checkpoint.parameters)[stored.name] = to_tensor(path, stored);
+    std::vector<char>().swap(stored.bytes);  // release as we go: peak memory stays near one file
+  }
+  return checkpoint;
+}
+
+void load_parameters(const Checkpoint& checkpoint, ParameterStore& store) {
+  std::vector<std::string> problems = parameter_mismatches(checkpoint, store);
+  if (!problems.empty()) {
+    std::string message = checkpoint.path + ": " + problems[0];
+    const size_t shown = std::min<size_t>(problems.size(), 5);
+    for (size_t i = 1; i < shown; ++i) message += "; " + problems[i];
+    if (problems.size() > shown) message += "; and " + std::to_string(problems.size() - shown) + " more";
+    throw Error(message);
+  }
+  for (const NamedParameter& parameter : store.parameters()) {
+    Tensor destination = parameter.tensor;
+    const Tensor& source = checkpoint.parameters.at(parameter.name);
+    std::memcpy(destination.data(), source.data(), source.numel() * sizeof(float));
+  }
+}
+
+void load_extra(const Checkpoint& checkpoint, const std::string& name, Tensor destination) {
+  auto found = checkpoint.extras.find(name);
+  ATTN_CHECK(found != checkpoint.extras.end(), checkpoint.path, ": checkpoint has no extra tensor ", quoted_name(name));
+  const Tensor& source = found->second;
+  ATTN_CHECK(source.shape() == destination.shape() && source.dtype() == DType::f32, checkpoint.path, ": extra tensor ",
+             quoted_name(name), " is ", dtype_name(source.dtype()), " ", to_string(source.shape()),
+             " in the checkpoint but F32 ", to_string(destination.shape()), " here");
+  std::memcpy(destination.data(), source.data(), source.numel() * sizeof(float));
+}
+
+}  // namespace attn::io

@@ -1,0 +1,42 @@
+#pragma once
+// Checkpoints: the model's parameters (F32, by name) plus extra named tensors (optimizer
+// moments) and metadata strings, in one safetensors file written atomically.
+//
+// Metadata always holds "format": "attn" and "format_version": "1", and "extra_tensors": a
+// JSON array naming the tensors that are not parameters, so a loader can tell the two apart
+// and insist that the parameters match the model exactly.
+#include <map>
+#include <string>
+
+#include "core/parameter_store.h"
+#include "core/tensor.h"
+
+namespace attn::io {
+
+struct CheckpointExtras {
+  std::map<std::string, Tensor> tensors;  // f32, e.g. "optimizer.m", "optimizer.v"
+  // e.g. "config" (the resolved config as JSON), "train_state"; the reserved keys above are errors.
+  std::map<std::string, std::string> metadata;
+};
+
+struct Checkpoint {
+  std::string path;
+  std::map<std::string, std::string> metadata;
+  std::map<std::string, Tensor> parameters;
+  std::map<std::string, Tensor> extras;
+};
+
+void save_checkpoint(const std::string& path, const ParameterStore& store, const CheckpointExtras& extras = {});
+
+// Reads and checks the format and version; tensors come back as f32 (or bf16) tensors.
+Checkpoint load_checkpoint(const std::string& path);
+
+// Copies the checkpoint's parameters into the store after checking that every parameter is
+// present with the same shape and F32, and that there is no unexpected one; on any mismatch
+// nothing is copied and the error names the tensors and both shapes.
+void load_parameters(const Checkpoint& checkpoint, ParameterStore& store);
+
+// Copies extra tensor `name` into `destination` (same shape, f32), e.g. Adam's moments.
+void load_extra(const Checkpoint& checkpoint, const std::string& name, Tensor destination);
+
+}  // namespace attn::io

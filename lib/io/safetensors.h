@@ -1,0 +1,75 @@
+#pragma once
+// The safetensors format (https://github.com/huggingface/safetensors), so that any tool can
+// read our checkpoints:
+//
+//   [8 bytes]  N, the header length, unsigned little-endian
+//   [N bytes]  JSON: {"<name>": {"dtype": "F32", "shape": [2, 3], "data_offsets": [begin, end]},
+//                     ..., "__metadata__": {"<key>": "<string value>", ...}}
+//   [rest]     raw little-endian tensor data; offsets are relative to the start of this part
+//
+// Writes are atomic (temporary file, fsync, rename, fsync of the directory), so a crash never
+// leaves a half-written file at the path. Reads validate the whole header before reading any
+// data and never read outside the file, whatever the input.
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/shape.h"
+#include "core/tensor.h"
+
+namespace attn::io {
+
+// The element types safetensors names (attn computes in F32 and stores BF16; the rest are
+// here so that files from other tools are read, validated and reported correctly).
+enum class ElementType { boolean, u8, i8, f8_e5m2, f8_e4m3, i16, u16, f16, bf16, i32, u32, f32, f64, i64, u64 };
+
+size_t element_size(ElementType type);
+std::string element_type_name(ElementType type);  // "F32", "BF16", ...
+std::optional<ElementType> parse_element_type(const std::string& name);
+ElementType element_type_of(DType dtype);
+
+// One tensor to write: a NON-owning view of its bytes, which must stay alive during the write
+// (so a checkpoint writes parameters straight from the flat buffer, without copies).
+struct TensorEntry {
+  std::string name;
+  ElementType dtype = ElementType::f32;
+  Shape shape;
+  const void* data = nullptr;
+  size_t bytes = 0;  // must equal numel(shape) * element_size(dtype)
+};
+// A view of an f32 or bf16 tensor's storage under `name`.
+TensorEntry entry_of(const std::string& name, const Tensor& tensor);
+
+// One tensor read back; owns its bytes.
+struct StoredTensor {
+  std::string name;
+  ElementType dtype = ElementType::f32;
+  Shape shape;
+  std::vector<char> bytes;
+};
+
+struct SafetensorsFile {
+  std::string path;
+  std::map<std::string, std::string> metadata;
+  std::vector<StoredTensor> tensors;  // in data order (by offset)
+
+  const StoredTensor* find(const std::string& name) const;  // nullptr when absent
+};
+
+// A tensor name as it appears in an error message: JSON-quoted, so that control characters in
+// a hostile name cannot break the one-line message.
+std::string quoted_name(const std::string& name);
+
+// Writes atomically: path + ".tmp" in the same directory, then rename over `path`. Any failure
+// throws attn::Error naming the path and the system's reason, and leaves an existing file at
+// `path` untouched (and no temporary file behind).
+void write_safetensors(const std::string& path, const std::vector<TensorEntry>& entries,
+                       const std::map<std::string, std::string>& metadata = {});
+
+// Reads and validates a file; every error is one line naming the file and the tensor or field.
+SafetensorsFile read_safetensors(const std::string& path);
+
+}  // namespace attn::io

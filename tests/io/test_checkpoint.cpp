@@ -1,0 +1,112 @@
+#include <catch2/catch.hpp>
+
+#include "core/parameter_store.h"
+#include "io/checkpoint.h"
+#include "io/safetensors.h"
+#include "optim/adam.h"
+#include "temp_dir.h"
+
+using namespace attn;
+using attn::testing::TempDir;
+
+namespace {
+
+void build(ParameterStore& store, int64_t hidden = 4) {
+  store.add("encoder.embedding", {5, hidden}, init::normal(1.f));
+  store.add("encoder.bias", {hidden}, init::uniform(0.1f));
+  store.add("decoder.weight", {3, hidden}, init::xavier_uniform());
+  store.finalize();
+}
+
+}  // namespace
+
+TEST_CASE("checkpoint save then load gives identical parameters and extras and metadata", "[io][checkpoint]") {
+  TempDir dir;
+  const std::string path = dir.file("checkpoint.safetensors");
+  ParameterStore saved(1);
+  build(saved);
+  for (const NamedParameter& parameter : saved.parameters()) parameter.tensor.grad().fill(0.5f);
+  optim::Adam adam(saved);
+  adam.step(0.01f);
+  io::CheckpointExtras extras;
+  extras.tensors = {{"optimizer.m", adam.first_moment()}, {"optimizer.v", adam.second_moment()}};
+  extras.metadata = {{"config", "{\"model\": \"transformer\"}"}, {"train_state", "{\"step\": 1}"}};
+  io::save_checkpoint(path, saved, extras);
+
+  io::Checkpoint checkpoint = io::load_checkpoint(path);
+  CHECK(checkpoint.metadata.at("format") == "attn");
+  CHECK(checkpoint.metadata.at("format_version") == "1");
+  CHECK(checkpoint.metadata.at("config") == "{\"model\": \"transformer\"}");
+  CHECK(checkpoint.parameters.size() == 3);
+  CHECK(checkpoint.extras.size() == 2);
+
+  ParameterStore loaded(2);  // another seed: different initial values
+  build(loaded);
+  REQUIRE(loaded.get("encoder.embedding").to_vector() != saved.get("encoder.embedding").to_vector());
+  io::load_parameters(checkpoint, loaded);
+  for (const NamedParameter& parameter : saved.parameters())
+    CHECK(loaded.get(parameter.name).to_vector() == parameter.tensor.to_vector());
+
+  optim::Adam resumed(loaded);
+  io::load_extra(checkpoint, "optimizer.m", resumed.first_moment());
+  io::load_extra(checkpoint, "optimizer.v", resumed.second_moment());
+  CHECK(resumed.first_moment().to_vector() == adam.first_moment().to_vector());
+  CHECK(resumed.second_moment().to_vector() == adam.second_moment().to_vector());
+}
+
+TEST_CASE("loading into a different model names the mismatched tensors", "[io][checkpoint]") {
+  TempDir dir;
+  const std::string path = dir.file("checkpoint.safetensors");
+  ParameterStore saved(1);
+  build(saved);
+  io::save_checkpoint(path, saved);
+  io::Checkpoint checkpoint = io::load_checkpoint(path);
+
+  SECTION("wrong shape") {
+    ParameterStore wider(1);
+    build(wider, 6);
+    const std::vector<float> before = wider.get("encoder.bias").to_vector();
+    CHECK_THROWS_WITH(
+        io::load_parameters(checkpoint, wider),
+        Catch::Contains(path) && Catch::Contains("\"encoder.bias\" has shape (4) in the checkpoint but (6)"));
+    CHECK(wider.get("encoder.bias").to_vector() == before);  // nothing copied
+  }
+  SECTION("missing parameter") {
+    ParameterStore larger(1);
+    larger.add("decoder.extra", {2}, init::zeros());
+    build(larger);
+    CHECK_THROWS_WITH(io::load_parameters(checkpoint, larger),
+                      Catch::Contains("missing parameter \"decoder.extra\" (model shape (2))"));
+  }
+  SECTION("unexpected tensor") {
+    ParameterStore smaller(1);
+    smaller.add("encoder.embedding", {5, 4}, init::zeros());
+    smaller.add("encoder.bias", {4}, init::zeros());
+    smaller.finalize();
+    CHECK_THROWS_WITH(io::load_parameters(checkpoint, smaller),
+                      Catch::Contains("unexpected tensor \"decoder.weight\" with shape (3, 4)"));
+  }
+}
+
+TEST_CASE("a safetensors file that is not an attn checkpoint is refused", "[io][checkpoint]") {
+  TempDir dir;
+  const std::string path = dir.file("foreign.safetensors");
+  std::vector<float> values = {1.f};
+  io::write_safetensors(path, {{"w", io::ElementType::f32, {1}, values.data(), 4}}, {{"format", "pt"}});
+  CHECK_THROWS_WITH(io::load_checkpoint(path), Catch::Contains(path) && Catch::Contains("not an attn checkpoint"));
+  io::write_safetensors(path, {{"w", io::ElementType::f32, {1}, values.data(), 4}},
+                        {{"format", "attn"}, {"format_version", "2"}});
+  CHECK_THROWS_WITH(io::load_checkpoint(path), Catch::Contains("format_version \"2\""));
+}
+
+TEST_CASE("reserved metadata keys and clashing extra names are refused on save", "[io][checkpoint]") {
+  TempDir dir;
+  ParameterStore store(1);
+  build(store);
+  io::CheckpointExtras reserved;
+  reserved.metadata = {{"format", "mine"}};
+  CHECK_THROWS_WITH(io::save_checkpoint(dir.file("a.safetensors"), store, reserved), Catch::Contains("reserved"));
+  io::CheckpointExtras clash;
+  clash.tensors = {{"encoder.bias", Tensor::zeros({4})}};
+  CHECK_THROWS_WITH(io::save_checkpoint(dir.file("b.safetensors"), store, clash), Catch::Contains("\"encoder.bias\""));
+}
