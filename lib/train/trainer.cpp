@@ -110,7 +110,7 @@ TrainingRun::TrainingRun(const io::Config& config, const TrainOptions& options)
                config.model.transformer.d_model};
   validator_ = std::make_unique<Validator>(config, vocab_);
   log_ = std::make_unique<ProgressLog>(paths_.log);
-  spdlog::info("model: {} with {} parameters; {} batches per epoch", model_->family(), model_->parameters().size(),
+  spdlog::info("model: {} with {} parameters; {} batches per epoch", model_->family(), model_->parameters().parameter_count(),
                batcher_->batches_per_epoch());
   if (options.resume) load_resume_state();
 }
