@@ -13,19 +13,6 @@
 
 namespace attn::testing {
 
-TempDir::TempDir() {
-  static std::atomic<int> counter{0};
-  const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
-  path_ = std::filesystem::temp_directory_path() /
-          ("attn-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + "-" + std::to_string(now));
-  std::filesystem::create_directories(path_);
-}
-
-TempDir::~TempDir() {
-  std::error_code ignored;
-  std::filesystem::remove_all(path_, ignored);
-}
-
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream file(path, std::ios::binary);
   file << text;

@@ -4,21 +4,9 @@
 #include <filesystem>
 #include <string>
 
+#include "temp_dir.h"
+
 namespace attn::testing {
-
-// A fresh directory under the system temp path, removed with everything in it on destruction.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 void write_file(const std::string& path, const std::string& text);
 
