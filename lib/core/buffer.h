@@ -1,5 +1,6 @@
 #pragma once
-// Buffer: one 64-byte aligned block of bytes (cache lines, AVX-512 loads).
+// Buffer: one 64-byte aligned block of bytes (cache lines, AVX-512 loads), taken from and
+// returned to the BufferPool so that steady-state training allocates nothing new.
 #include <cstddef>
 #include <memory>
 
@@ -20,6 +21,7 @@ class Buffer {
  private:
   void* data_ = nullptr;
   size_t bytes_ = 0;
+  size_t capacity_ = 0;  // the pool block's real size
 };
 
 using BufferPtr = std::shared_ptr<Buffer>;

@@ -1,5 +1,6 @@
 #include <cmath>
 
+#include "core/fast_math.h"
 #include "decode/search.h"
 
 namespace attn::decode {
@@ -20,9 +21,10 @@ void log_softmax_rows(Tensor& logits) {
     float* row = values + r * width;
     float max_value = row[0];
     for (int64_t v = 1; v < width; ++v) max_value = std::max(max_value, row[v]);
-    double sum = 0.0;
-    for (int64_t v = 0; v < width; ++v) sum += std::exp(double(row[v] - max_value));
-    float log_sum = max_value + float(std::log(sum));
+    float sum = 0.f;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t v = 0; v < width; ++v) sum += fast_exp(row[v] - max_value);
+    float log_sum = max_value + std::log(sum);
 #pragma omp simd
     for (int64_t v = 0; v < width; ++v) row[v] -= log_sum;
   }

@@ -1,5 +1,7 @@
 #include "ops/attention.h"
 
+#include "core/fast_math.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -55,8 +57,9 @@ void masked_softmax(Tensor& scores, const Dims& dims, const AttentionOptions& op
     for (int64_t j = visible; j < dims.keys; ++j) row[j] += kMaskValue;
     float max = *std::max_element(row, row + dims.keys);
     float sum = 0.f;
+#pragma omp simd reduction(+ : sum)
     for (int64_t j = 0; j < dims.keys; ++j) {
-      row[j] = std::exp(row[j] - max);  // exactly 0 at masked keys: exp(-1e9) underflows
+      row[j] = fast_exp(row[j] - max);  // exactly 0 at masked keys: exp(-1e9) underflows
       sum += row[j];
     }
     float inverse = 1.f / sum;

@@ -2,6 +2,8 @@
 // Shapes: logits (N, V); targets (N); logsumexp (N); loss (1).
 #include "ops/cross_entropy.h"
 
+#include "core/fast_math.h"
+
 #include <cmath>
 #include <limits>
 
@@ -33,7 +35,7 @@ float row_logsumexp(const float* x, int64_t vocab) {
   for (int64_t j = 0; j < vocab; ++j) max = std::fmax(max, x[j]);
   float sum = 0.f;
 #pragma omp simd reduction(+ : sum)
-  for (int64_t j = 0; j < vocab; ++j) sum += std::exp(x[j] - max);
+  for (int64_t j = 0; j < vocab; ++j) sum += fast_exp(x[j] - max);
   return max + std::log(sum);
 }
 
@@ -85,7 +87,7 @@ void cross_entropy_backward(const Tensor& logits, const std::vector<int32_t>& ta
     const float* row = x + r * vocab;
     float* drow = dx + r * vocab;
 #pragma omp simd
-    for (int64_t j = 0; j < vocab; ++j) drow[j] += dloss * (std::exp(row[j] - row_lse[r]) - uniform);
+    for (int64_t j = 0; j < vocab; ++j) drow[j] += dloss * (fast_exp(row[j] - row_lse[r]) - uniform);
     drow[targets[r]] -= dloss * (1.f - eps);
   }
 }

@@ -29,20 +29,24 @@ Tensor dropout(Tape& tape, const Tensor& x, float p, bool training, Rng& rng) {
   if (!training || p == 0.f) return x;
 
   int64_t count = x.numel();
+  int64_t words = (count + 3) / 4;  // one 64-bit draw gives four 16-bit uniforms
   uint64_t seed = rng.seed();
-  uint64_t first = rng.skip(static_cast<uint64_t>(count));
+  // Reserve 4 * words stream values, aligned to whole words: words first .. first + words - 1.
+  uint64_t first = (rng.skip(static_cast<uint64_t>(4 * words + 3)) + 3) / 4;
+  uint32_t drop_below = static_cast<uint32_t>(p * 65536.f);  // keep when the 16-bit draw >= p * 2^16
   float keep_scale = 1.f / (1.f - p);
-  auto mask = std::make_shared<Mask>(count);
+  auto mask = std::make_shared<Mask>(4 * words);
   Tensor y = Tensor::empty(x.shape());  // x's shape
   const float* px = x.data();
   float* py = y.data();
   uint8_t* keep = mask->data();
 #pragma omp parallel for if (count > 32768) schedule(static)
-  for (int64_t i = 0; i < count; ++i) {
-    keep[i] = uniform_at(seed, first + static_cast<uint64_t>(i)) >= p;
-    py[i] = keep[i] ? px[i] * keep_scale : 0.f;
+  for (int64_t w = 0; w < words; ++w) {
+    uint64_t bits = mix64(seed, first + static_cast<uint64_t>(w));
+    for (int lane = 0; lane < 4; ++lane) keep[4 * w + lane] = ((bits >> (16 * lane)) & 0xffffu) >= drop_below;
   }
-
+#pragma omp parallel for simd if (count > 32768) schedule(static)
+  for (int64_t i = 0; i < count; ++i) py[i] = keep[i] ? px[i] * keep_scale : 0.f;
   if (tape.needs_grad(x)) {
     y.set_requires_grad(true);
     tape.record([x, y, mask, keep_scale] { dropout_backward(x, y, *mask, keep_scale); });

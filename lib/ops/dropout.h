@@ -10,8 +10,9 @@
 namespace attn::ops {
 
 // When !training or p == 0, returns x itself (same storage, no copy, nothing recorded).
-// Otherwise draws numel(x) values from rng's stream: mask_i = uniform_at(seed, first + i) >= p
-// with first = rng.skip(numel), so the mask depends on (seed, counter), not on thread count.
+// Otherwise reserves about numel(x) values of rng's stream and splits each 64-bit draw
+// mix64(seed, word) into four 16-bit uniforms u: mask_i = (u_i >= p * 2^16). The mask depends
+// on (seed, counter) only, never on the thread count; p has a resolution of 2^-16.
 Tensor dropout(Tape& tape, const Tensor& x, float p, bool training, Rng& rng);
 
 }  // namespace attn::ops

@@ -53,6 +53,8 @@ Tensor to_bf16(const MatrixView& view) {
 
 MatrixView plain_view(const Tensor& tensor) { return MatrixView::of(tensor); }
 
+uint64_t flop_counter = 0;
+
 }  // namespace
 
 MatrixView MatrixView::of(const Tensor& tensor) {
@@ -70,8 +72,12 @@ MatrixView MatrixView::transposed() const {
   return view;
 }
 
+uint64_t gemm_flops() { return flop_counter; }
+void reset_gemm_flops() { flop_counter = 0; }
+
 void gemm(const MatrixView& a_in, const MatrixView& b_in, const MatrixView& c, const GemmOptions& options) {
   check_operands(a_in, b_in, c);
+  flop_counter += 2ull * uint64_t(numel(c.dims)) * uint64_t(a_in.cols());
   auto& context = dnn::Context::get();
   bool use_bf16 = context.matmul_precision() == dnn::MatmulPrecision::bf16;
   Tensor a_bf16 = use_bf16 ? to_bf16(a_in) : Tensor();

@@ -28,7 +28,13 @@ struct GemmOptions {
   const float* bias = nullptr;  // (N), added to every row
 };
 
-// c (+)= alpha * a b (+ bias). Runs in bf16 on AMX when the context's matmul precision is bf16.
+// c (+)= alpha * a b (+ bias). Runs in bf16 (AMX or AVX-512 BF16) when the context's matmul
+// precision is bf16.
 void gemm(const MatrixView& a, const MatrixView& b, const MatrixView& c, const GemmOptions& options = {});
+
+// Floating-point operations (2 M N K per matrix) of every gemm since the last reset: the
+// benchmark's exact model FLOP count, attention products included.
+uint64_t gemm_flops();
+void reset_gemm_flops();
 
 }  // namespace attn::ops

@@ -33,7 +33,8 @@ TEST_CASE("training dropout keeps about 1 - p and scales kept values by 1 / (1 -
   const float p = 0.3f;
   Tensor x = random_tensor({100, 100}, 42, 1.f, false);
   Tensor y = ops::dropout(tape, x, p, true, rng);
-  CHECK(rng.counter() == 10000);
+  CHECK(rng.counter() >= 10000);  // the stream moved past every value the mask used
+  CHECK(rng.counter() <= 10003);
   auto in = x.to_vector(), out = y.to_vector();
   int kept = 0;
   double sum_in = 0, sum_out = 0;

@@ -1,0 +1,43 @@
+#pragma once
+// The training benchmark behind `attn-bench train`: full training steps (forward, backward,
+// clipping, Adam) of the model a config describes, on fixed-shape synthetic batches of random
+// ids, timed step by step.
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "io/config.h"
+
+namespace attn::bench {
+
+struct TrainBenchmarkOptions {
+  int64_t batch_sentences = 64;  // B
+  int64_t source_length = 24;    // S
+  int64_t target_length = 24;    // T
+  int steps = 10;                // timed steps
+  int warmup = 3;                // untimed steps first (primitive creation, first touches)
+  bool measure_peak = true;
+};
+
+struct TrainBenchmarkResult {
+  std::string precision;
+  double step_median_s = 0, step_min_s = 0, step_max_s = 0;
+  double tokens_per_s = 0;  // target tokens (B x T) per second at the median step
+  double gflops = 0;        // model FLOPs per median step / its time
+  double peak_gflops = 0;   // matmul peak in this process, same precision
+  double mfu = 0;           // gflops / peak_gflops
+  double peak_rss_mb = 0;
+  double cache_hit_rate = 0;  // primitive cache, over the timed steps
+  int64_t parameters = 0;
+
+  nlohmann::json to_json() const;
+  std::string to_text() const;
+};
+
+TrainBenchmarkResult run_train_benchmark(const io::Config& config, const TrainBenchmarkOptions& options);
+
+// Peak resident set size of this process so far, in MiB.
+double peak_rss_mb();
+
+}  // namespace attn::bench
