@@ -232,6 +232,7 @@ bool TrainingRun::limit_reached() const {
 
 void TrainingRun::run() {
   install_stop_handlers();
+  window_ = Window{};  // tokens/s counts training only, not corpus loading
   bool keep_going = !limit_reached();
   while (keep_going) {
     StepStats stats = train_step();

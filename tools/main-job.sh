@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The main job: set up a fresh machine, train the English->Italian Transformer of
+# configs/en-it.json, translate the Tatoeba test set with beam 5 and score it.
+#
+# Usage: tools/main-job.sh [--data-from DIR] [--config FILE] [--set key=value ...]
+#   --data-from DIR   take the corpus from a local copy (see tools/get-data.sh --from)
+#   --config FILE     another config (default: configs/en-it.json)
+#   --set k=v         config overrides, passed to attn-train
+# Running it again resumes the run (and stops at once when it is finished), so it is safe to
+# repeat after an interruption.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+data_from=""
+config="configs/en-it.json"
+overrides=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --data-from) data_from="$2"; shift 2 ;;
+    --config) config="$2"; shift 2 ;;
+    --set) overrides+=(--set "$2"); shift 2 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    *) echo "main-job: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+tools/install-deps.sh
+# A native build: the job runs where it is built, so let the compiler use this CPU's vectors.
+cmake -S . -B build-native -DCMAKE_BUILD_TYPE=Release -DATTN_NATIVE=ON -DATTN_BUILD_TESTS=OFF >/dev/null
+cmake --build build-native -j "$(nproc)"
+bin=build-native/apps
+
+if [ -n "$data_from" ]; then tools/get-data.sh --from "$data_from"; else tools/get-data.sh; fi
+
+run_dir=$("$bin/attn-train" --config "$config" "${overrides[@]}" --dump-config |
+  sed -n 's/^  "output_dir": "\(.*\)",\{0,1\}$/\1/p')
+resume=()
+[ -f "$run_dir/checkpoint.last.safetensors" ] && resume=(--resume)
+
+start=$(date +%s)
+"$bin/attn-train" --config "$config" "${overrides[@]}" "${resume[@]}"
+echo "main-job: training took $(( $(date +%s) - start )) s (this invocation)"
+
+test_src=data/tatoeba_en_it/test.en
+test_ref=data/tatoeba_en_it/test.it
+start=$(date +%s)
+"$bin/attn-translate" --model "$run_dir" --beam 5 < "$test_src" > "$run_dir/test.beam5.it"
+echo "main-job: translated $(wc -l < "$test_src") sentences in $(( $(date +%s) - start )) s -> $run_dir/test.beam5.it"
+"$bin/attn-score" --ref "$test_ref" --hyp "$run_dir/test.beam5.it" | tee "$run_dir/test.beam5.score"
