@@ -1,38 +1,109 @@
-// attn-bench: measures training (and decoding) speed on fixed synthetic shapes.
+// attn-bench: measures training and decoding speed on this machine.
 //   attn-bench train --config configs/bench/transformer-small.json --batch-sentences 64 --src-len 24 --tgt-len 24 --steps 10 [--json]
+//   attn-bench decode --model runs/en-it --input data/tatoeba_en_it/test.en --beam 5 --batch-size 32 [--json]
+//   attn-bench decode --config configs/bench/transformer-small.json --beam 5 --sentences 500 --batch-size 32
+#include <fstream>
 #include <iostream>
 
 #include "app_main.h"
+#include "bench/decode_benchmark.h"
 #include "bench/train_benchmark.h"
+#include "data/corpus.h"
 #include "dnnl/context.h"
 #include "io/config.h"
+#include "models/model_factory.h"
+#include "train/run_directory.h"
+
+namespace {
+
+struct DecodeFlags {
+  std::string model_dir, config_path, input;
+  int beam = 5, batch_size = 32, threads = 0;
+  int64_t sentences = 0, source_length = 12;
+};
+
+void set_compute(const attn::io::Config& config, int threads) {
+  attn::dnn::set_num_threads(threads > 0 ? threads : config.train.threads);
+  attn::dnn::Context::get().set_matmul_precision(config.train.precision == "bf16" ? attn::dnn::MatmulPrecision::bf16
+                                                                                  : attn::dnn::MatmulPrecision::f32);
+}
+
+attn::decode::TranslateOptions translate_options(const attn::io::Config& config, const DecodeFlags& flags) {
+  attn::decode::TranslateOptions options;
+  options.search.beam = flags.beam;
+  options.search.length_penalty = float(config.decode.length_penalty);
+  options.search.max_len_ratio = float(config.decode.max_len_ratio);
+  options.search.max_len_extra = config.decode.max_len_extra;
+  options.batch_size = flags.batch_size;
+  if (config.model.type == "transformer") options.max_source_tokens = config.model.transformer.max_positions;
+  return options;
+}
+
+attn::bench::DecodeBenchmarkResult run_decode(const DecodeFlags& flags) {
+  ATTN_CHECK(flags.model_dir.empty() != flags.config_path.empty(), "attn-bench decode: give --model or --config");
+  if (!flags.model_dir.empty()) {
+    attn::train::LoadedRun run = attn::train::load_run(flags.model_dir);
+    set_compute(run.config, flags.threads);
+    auto options = translate_options(run.config, flags);
+    if (flags.input.empty())
+      return attn::bench::run_random_decode_benchmark(*run.model, flags.sentences > 0 ? flags.sentences : 500,
+                                                      flags.source_length, options, 1);
+    std::vector<std::string> lines = attn::data::read_lines(flags.input);
+    if (flags.sentences > 0 && int64_t(lines.size()) > flags.sentences) lines.resize(flags.sentences);
+    attn::decode::Translator translator(*run.model, run.vocab->source, run.vocab->target, options);
+    return attn::bench::run_decode_benchmark(translator, lines, options);
+  }
+  attn::io::Config config = attn::io::load_config(flags.config_path);
+  set_compute(config, flags.threads);
+  auto model = attn::models::make_model(config, {config.vocab.size, config.vocab.size});
+  return attn::bench::run_random_decode_benchmark(*model, flags.sentences > 0 ? flags.sentences : 500,
+                                                  flags.source_length, translate_options(config, flags), 1);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"attn-bench: speed of training steps and decoding on this machine"};
   app.require_subcommand(1);
+  bool json = false;
+
   CLI::App* train = app.add_subcommand("train", "time full training steps on synthetic batches");
   std::string config_path;
   std::vector<std::string> overrides;
-  attn::bench::TrainBenchmarkOptions options;
-  bool json = false;
+  attn::bench::TrainBenchmarkOptions train_options;
   int threads = 0;
   train->add_option("--config", config_path, "model config (JSON)")->required();
   train->add_option("--set", overrides, "override a config key (repeatable)");
-  train->add_option("--batch-sentences", options.batch_sentences, "sentences per batch (B)");
-  train->add_option("--src-len", options.source_length, "source length (S)");
-  train->add_option("--tgt-len", options.target_length, "target length (T)");
-  train->add_option("--steps", options.steps, "timed steps");
-  train->add_option("--warmup", options.warmup, "untimed steps first");
+  train->add_option("--batch-sentences", train_options.batch_sentences, "sentences per batch (B)");
+  train->add_option("--src-len", train_options.source_length, "source length (S)");
+  train->add_option("--tgt-len", train_options.target_length, "target length (T)");
+  train->add_option("--steps", train_options.steps, "timed steps");
+  train->add_option("--warmup", train_options.warmup, "untimed steps first");
   train->add_option("--threads", threads, "OpenMP threads (default: train.threads)");
   train->add_flag("--json", json, "print one JSON object");
+
+  CLI::App* decode = app.add_subcommand("decode", "time greedy or beam search");
+  DecodeFlags flags;
+  decode->add_option("--model", flags.model_dir, "a trained run directory");
+  decode->add_option("--config", flags.config_path, "or a config: an untrained model on random input");
+  decode->add_option("--input", flags.input, "with --model: translate this file's lines (default: random ids)");
+  decode->add_option("--beam", flags.beam, "beam size (1 = greedy)");
+  decode->add_option("--batch-size", flags.batch_size, "sentences per batch");
+  decode->add_option("--sentences", flags.sentences, "how many sentences (default: the whole input, or 500)");
+  decode->add_option("--src-len", flags.source_length, "random input length");
+  decode->add_option("--threads", flags.threads, "OpenMP threads (default: train.threads)");
+  decode->add_flag("--json", json, "print one JSON object");
   CLI11_PARSE(app, argc, argv);
+
   return attn::apps::run_app([&] {
+    if (*decode) {
+      auto result = run_decode(flags);
+      std::cout << (json ? result.to_json().dump() : result.to_text()) << '\n';
+      return 0;
+    }
     attn::io::Config config = attn::io::load_config(config_path, overrides);
-    attn::dnn::set_num_threads(threads > 0 ? threads : config.train.threads);
-    attn::dnn::Context::get().set_matmul_precision(config.train.precision == "bf16"
-                                                      ? attn::dnn::MatmulPrecision::bf16
-                                                      : attn::dnn::MatmulPrecision::f32);
-    attn::bench::TrainBenchmarkResult result = attn::bench::run_train_benchmark(config, options);
+    set_compute(config, threads);
+    auto result = attn::bench::run_train_benchmark(config, train_options);
     std::cout << (json ? result.to_json().dump() : result.to_text()) << '\n';
     return 0;
   });

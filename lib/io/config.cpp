@@ -67,6 +67,7 @@ void TrainConfig::validate(const std::string& path) const {
   require_at_least(key("threads"), threads, 1);
   require_one_of(key("precision"), precision, {"f32", "bf16"});
   require_at_least(key("batch_tokens"), batch_tokens, 1);
+  require_at_least(key("pad_multiple"), pad_multiple, 1);
   require_at_least(key("accumulate"), accumulate, 1);
   require_at_least(key("max_steps"), static_cast<double>(max_steps), 0);
   require_at_least(key("max_epochs"), max_epochs, 0);

@@ -107,7 +107,8 @@ struct TrainConfig {
   std::int64_t seed = 1;
   int threads = 2;                   // OpenMP threads (oneDNN and our loops)
   std::string precision = "f32";     // "f32" | "bf16" (bf16 matmul inputs, f32 master weights)
-  int batch_tokens = 4096;           // target tokens per batch (before accumulation)
+  int batch_tokens = 4096;           // bound on B x max(S, T) per batch, padding included
+  int pad_multiple = 8;              // sequence lengths are padded up to a multiple of this
   int accumulate = 1;                // batches whose gradients are summed per optimizer step
   std::int64_t max_steps = 0;        // optimizer steps; 0 = no limit
   int max_epochs = 0;                // 0 = no limit
@@ -134,7 +135,7 @@ struct TrainConfig {
   template <class V>
   void visit(V& v) {
     v("seed", seed); v("threads", threads); v("precision", precision);
-    v("batch_tokens", batch_tokens); v("accumulate", accumulate);
+    v("batch_tokens", batch_tokens); v("pad_multiple", pad_multiple); v("accumulate", accumulate);
     v("max_steps", max_steps); v("max_epochs", max_epochs); v("max_time", max_time);
     v("learning_rate", learning_rate); v("schedule", schedule); v("warmup_steps", warmup_steps);
     v("adam_beta1", adam_beta1); v("adam_beta2", adam_beta2); v("adam_epsilon", adam_epsilon);

@@ -91,7 +91,7 @@ std::unique_ptr<data::Batcher> make_batcher(const io::Config& config, const Voca
                corpus.examples.size(), corpus.skipped(), corpus.skipped_long, config.data.max_len,
                corpus.skipped_empty);
   ATTN_CHECK(!corpus.examples.empty(), "no training pair left after filtering ", config.data.train_src);
-  data::BatcherOptions options{config.train.batch_tokens, 8, static_cast<uint64_t>(config.train.seed), true};
+  data::BatcherOptions options{config.train.batch_tokens, config.train.pad_multiple, static_cast<uint64_t>(config.train.seed), true};
   return std::make_unique<data::Batcher>(std::move(corpus.examples), options);
 }
 

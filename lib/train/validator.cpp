@@ -28,7 +28,7 @@ Validator::Validator(const io::Config& config, const Vocabularies& vocab) : voca
   // Every pair counts for loss: max_len only bounds the positions the model can hold.
   int max_len = config.model.type == "transformer" ? config.model.transformer.max_positions : 1 << 20;
   data::EncodedCorpus corpus = data::encode_corpus(text, vocab.source, vocab.target, max_len);
-  data::Batcher batcher(std::move(corpus.examples), {config.train.batch_tokens, 8, 1, false});
+  data::Batcher batcher(std::move(corpus.examples), {config.train.batch_tokens, config.train.pad_multiple, 1, false});
   for (int64_t i = 0; i < batcher.batches_per_epoch(); ++i) batches_.push_back(batcher.next());
 }
 

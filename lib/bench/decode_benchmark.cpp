@@ -1,0 +1,78 @@
+#include "bench/decode_benchmark.h"
+
+#include <chrono>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "core/rng.h"
+
+namespace attn::bench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+DecodeBenchmarkResult finish(DecodeBenchmarkResult result, Clock::time_point start) {
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  result.sentences_per_s = result.sentences / result.seconds;
+  result.tokens_per_s = result.target_tokens / result.seconds;
+  return result;
+}
+
+std::vector<decode::Hypothesis> search(const models::Seq2SeqModel& model, const data::Batch& batch,
+                                       const decode::SearchOptions& options) {
+  if (options.beam == 1) return decode::greedy_search(model, batch, options);
+  std::vector<decode::Hypothesis> best;
+  for (auto& nbest : decode::beam_search(model, batch, options)) best.push_back(nbest.front());
+  return best;
+}
+
+}  // namespace
+
+DecodeBenchmarkResult run_decode_benchmark(const decode::Translator& translator, const std::vector<std::string>& lines,
+                                           const decode::TranslateOptions& options) {
+  DecodeBenchmarkResult result{options.search.beam, options.batch_size};
+  auto start = Clock::now();
+  for (const auto& translation : translator.translate(lines)) {
+    ++result.sentences;
+    if (!translation.nbest.empty()) result.target_tokens += int64_t(translation.nbest.front().tokens.size());
+  }
+  return finish(result, start);
+}
+
+DecodeBenchmarkResult run_random_decode_benchmark(const models::Seq2SeqModel& model, int64_t sentences,
+                                                  int64_t source_length, const decode::TranslateOptions& options,
+                                                  uint64_t seed) {
+  Rng rng(seed);
+  int64_t vocab = model.target_vocab_size();
+  std::vector<std::vector<int32_t>> sources(sentences);
+  for (auto& source : sources) {
+    for (int64_t i = 0; i + 1 < source_length; ++i) source.push_back(int32_t(4 + rng.below(vocab - 4)));
+    source.push_back(data::kEosId);
+  }
+  DecodeBenchmarkResult result{options.search.beam, options.batch_size};
+  auto start = Clock::now();
+  for (int64_t first = 0; first < sentences; first += options.batch_size) {
+    std::vector<const std::vector<int32_t>*> batch_sources;
+    for (int64_t i = first; i < std::min(sentences, first + options.batch_size); ++i) batch_sources.push_back(&sources[i]);
+    for (const auto& hypothesis : search(model, decode::source_batch(batch_sources), options.search)) {
+      ++result.sentences;
+      result.target_tokens += int64_t(hypothesis.tokens.size());
+    }
+  }
+  return finish(result, start);
+}
+
+nlohmann::json DecodeBenchmarkResult::to_json() const {
+  return {{"beam", beam},       {"batch_size", batch_size},       {"sentences", sentences},
+          {"target_tokens", target_tokens}, {"seconds", seconds}, {"sentences_per_s", sentences_per_s},
+          {"tokens_per_s", tokens_per_s}};
+}
+
+std::string DecodeBenchmarkResult::to_text() const {
+  return fmt::format("beam {} | batch {} | {} sentences, {} target tokens in {:.2f} s\n"
+                     "{:.1f} sentences/s | {:.0f} target tokens/s",
+                     beam, batch_size, sentences, target_tokens, seconds, sentences_per_s, tokens_per_s);
+}
+
+}  // namespace attn::bench

@@ -1,0 +1,38 @@
+#pragma once
+// The decoding benchmark behind `attn-bench decode`: sentences/s and target tokens/s of greedy
+// or beam search, on the lines of a file through a trained run (the real path, tokenization
+// included) or on random token sequences through an untrained model of a config.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "decode/translator.h"
+#include "models/seq2seq_model.h"
+
+namespace attn::bench {
+
+struct DecodeBenchmarkResult {
+  int beam = 1;
+  int batch_size = 1;
+  int64_t sentences = 0;
+  int64_t target_tokens = 0;  // output tokens, eos included
+  double seconds = 0;
+  double sentences_per_s = 0;
+  double tokens_per_s = 0;
+
+  nlohmann::json to_json() const;
+  std::string to_text() const;
+};
+
+// Translates `lines` with the translator's options and times it.
+DecodeBenchmarkResult run_decode_benchmark(const decode::Translator& translator, const std::vector<std::string>& lines,
+                                           const decode::TranslateOptions& options);
+
+// Searches `sentences` random id sequences of `source_length` tokens.
+DecodeBenchmarkResult run_random_decode_benchmark(const models::Seq2SeqModel& model, int64_t sentences,
+                                                  int64_t source_length, const decode::TranslateOptions& options,
+                                                  uint64_t seed);
+
+}  // namespace attn::bench
