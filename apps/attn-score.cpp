@@ -3,10 +3,7 @@
 //   attn-score --ref ref.txt [--hyp hyp.txt] [--json]    (hypotheses from stdin without --hyp)
 #include <iostream>
 
-#include <CLI/CLI.hpp>
-#include <spdlog/spdlog.h>
-
-#include "core/check.h"
+#include "app_main.h"
 #include "eval/score_report.h"
 
 int main(int argc, char** argv) {
@@ -18,18 +15,12 @@ int main(int argc, char** argv) {
   app.add_flag("--json", as_json, "print one JSON object instead of text");
   CLI11_PARSE(app, argc, argv);
 
-  try {
+  return attn::apps::run_app([&] {
     const attn::eval::ScoreReport report = attn::eval::score_files(ref_path, hyp_path);
     if (as_json)
       std::cout << report.to_json().dump() << "\n";
     else
       std::cout << report.format();
-  } catch (const attn::Error& e) {
-    spdlog::error("{}", e.what());
-    return 1;
-  } catch (const std::exception& e) {
-    spdlog::error("unexpected error: {}", e.what());
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }

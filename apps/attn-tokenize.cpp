@@ -1,13 +1,11 @@
 // attn-tokenize: SentencePiece by hand. Trains a vocabulary, or encodes / decodes stdin to
 // stdout one line at a time (pieces or ids, space-separated).
-#include <spdlog/spdlog.h>
-
-#include <CLI/CLI.hpp>
 #include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "app_main.h"
 #include "data/vocab.h"
 
 namespace {
@@ -80,13 +78,10 @@ int main(int argc, char** argv) {
   }
 
   CLI11_PARSE(app, argc, argv);
-  try {
+  return attn::apps::run_app([&] {
     if (train_command->parsed()) attn::data::train_vocab(train);
     if (encode_command->parsed()) encode_stream(Vocab::load(model), as_ids);
     if (decode_command->parsed()) decode_stream(Vocab::load(model), as_ids);
-  } catch (const std::exception& error) {
-    spdlog::error("{}", error.what());
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }

@@ -24,6 +24,12 @@ void print_translation(size_t index, const attn::decode::Translation& translatio
     std::cout << translation.text << '\n';
     return;
   }
+  // Marian's n-best lists give every input line N lines, empty ones included. An empty input
+  // line is not translated here, so it gets N empty hypotheses with log-probability 0.
+  if (translation.nbest.empty()) {
+    for (int i = 0; i < nbest; ++i) std::cout << index << " |||  ||| 0\n";
+    return;
+  }
   for (const auto& hypothesis : translation.nbest)
     std::cout << index << " ||| " << translator.detokenize(hypothesis) << " ||| " << hypothesis.score << '\n';
 }

@@ -1,0 +1,242 @@
+// End-to-end tests of the programs: attn-train on a tiny synthetic corpus, then attn-translate
+// and attn-score on its run directory, and attn-train's answers to bad configs. Each program
+// runs through std::system with stdout and stderr redirected to files in a temporary directory.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "temp_dir.h"
+
+using attn::testing::TempDir;
+using nlohmann::json;
+
+namespace {
+
+const std::string kApps = ATTN_BINARY_DIR "/apps/";
+
+struct Result {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string read_text(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+void write_lines(const std::string& path, const std::vector<std::string>& lines) {
+  std::ofstream file(path, std::ios::binary);
+  for (const auto& line : lines) file << line << '\n';
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream stream(text);
+  for (std::string line; std::getline(stream, line);) lines.push_back(line);
+  return lines;
+}
+
+std::string quoted(const std::string& path) { return "'" + path + "'"; }
+
+// Runs `program arguments` with stdin from `input` (or nothing).
+Result run(const TempDir& dir, const std::string& program, const std::string& arguments,
+           const std::string& input = "/dev/null") {
+  const std::string out = dir.file("stdout.txt"), err = dir.file("stderr.txt");
+  const std::string command = quoted(kApps + program) + " " + arguments + " < " + quoted(input) + " > " +
+                              quoted(out) + " 2> " + quoted(err);
+  int status = std::system(command.c_str());
+  Result result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.out = read_text(out);
+  result.err = read_text(err);
+  return result;
+}
+
+// A made-up language pair: 30 source words, 30 target words, each target sentence the
+// word-by-word translation of its source in reverse order. Deterministic.
+struct Corpus {
+  std::vector<std::string> src, tgt;
+};
+
+Corpus synthetic_corpus(int sentences, uint32_t seed) {
+  const std::vector<std::string> onsets = {"k", "t", "r", "m", "s", "l", "p", "n", "d", "v"};
+  const std::vector<std::string> vowels = {"a", "o", "i"};
+  std::vector<std::string> source_words, target_words;
+  for (const auto& onset : onsets)
+    for (const auto& vowel : vowels) {
+      source_words.push_back(onset + vowel + "n");
+      target_words.push_back(vowel + onset + "e");
+    }
+  std::mt19937 random(seed);
+  Corpus corpus;
+  for (int i = 0; i < sentences; ++i) {
+    std::vector<uint32_t> words(3 + random() % 5);
+    for (auto& word : words) word = random() % source_words.size();
+    std::string src, tgt;
+    for (size_t w = 0; w < words.size(); ++w) {
+      src += (w ? " " : "") + source_words[words[w]];
+      tgt += (w ? " " : "") + target_words[words[words.size() - 1 - w]];
+    }
+    corpus.src.push_back(src);
+    corpus.tgt.push_back(tgt);
+  }
+  return corpus;
+}
+
+// Writes the corpus and a tiny Transformer config into `dir`; returns the config's path.
+std::string write_tiny_setup(const TempDir& dir) {
+  Corpus train = synthetic_corpus(200, 1), valid = synthetic_corpus(20, 2);
+  write_lines(dir.file("train.src"), train.src);
+  write_lines(dir.file("train.tgt"), train.tgt);
+  write_lines(dir.file("valid.src"), valid.src);
+  write_lines(dir.file("valid.tgt"), valid.tgt);
+  json config = {
+      {"output_dir", dir.file("run")},
+      {"data",
+       {{"train_src", dir.file("train.src")}, {"train_tgt", dir.file("train.tgt")},
+        {"valid_src", dir.file("valid.src")}, {"valid_tgt", dir.file("valid.tgt")}, {"max_len", 40}}},
+      {"vocab", {{"type", "unigram"}, {"size", 64}, {"joint", true}}},
+      {"model",
+       {{"type", "transformer"},
+        {"transformer",
+         {{"d_model", 16}, {"heads", 2}, {"ffn_dim", 32}, {"encoder_layers", 1}, {"decoder_layers", 1},
+          {"max_positions", 64}}}}},
+      // One thread: ctest runs two tests at a time on a small machine.
+      {"train",
+       {{"threads", 1}, {"batch_tokens", 256}, {"max_steps", 40}, {"valid_every", 20}, {"save_every", 20},
+        {"log_every", 10}, {"learning_rate", 0.01}, {"warmup_steps", 10}, {"valid_metric", "loss"}}},
+      {"decode", {{"beam", 1}, {"batch_size", 3}}}};
+  std::ofstream(dir.file("config.json")) << config.dump(2) << '\n';
+  return dir.file("config.json");
+}
+
+// The step of every record of `type` in train.log.jsonl, in file order.
+std::vector<int64_t> logged_steps(const std::string& log_path, const std::string& type) {
+  std::vector<int64_t> steps;
+  for (const auto& line : split_lines(read_text(log_path))) {
+    json record = json::parse(line);
+    if (record.at("type") == type) steps.push_back(record.at("step").get<int64_t>());
+  }
+  return steps;
+}
+
+}  // namespace
+
+TEST_CASE("attn-train, attn-translate and attn-score work end to end on a tiny corpus", "[cli]") {
+  TempDir dir;
+  const std::string config = write_tiny_setup(dir);
+  const std::string run_dir = dir.file("run");
+
+  Result trained = run(dir, "attn-train", "--config " + quoted(config));
+  INFO("attn-train stderr:\n" << trained.err);
+  REQUIRE(trained.exit_code == 0);
+  CHECK(trained.out.empty());  // logs go to stderr
+  for (const char* name : {"config.json", "spm.model", "checkpoint.best.safetensors", "checkpoint.last.safetensors",
+                           "train.log.jsonl"})
+    CHECK(std::filesystem::exists(run_dir + "/" + name));
+  const std::string log = run_dir + "/train.log.jsonl";
+  CHECK(logged_steps(log, "train") == std::vector<int64_t>{10, 20, 30, 40});
+  CHECK(logged_steps(log, "valid") == std::vector<int64_t>{20, 40});
+  for (const auto& line : split_lines(read_text(log))) {
+    json record = json::parse(line);
+    if (record.at("type") == "valid")
+      for (const char* key : {"loss", "ppl", "bleu", "chrf", "best"}) CHECK(record.contains(key));
+    else
+      for (const char* key : {"loss", "ppl", "lr", "grad_norm", "tokens_per_s", "epoch"}) CHECK(record.contains(key));
+  }
+
+  SECTION("--resume continues from the last checkpoint and the log's steps continue") {
+    Result resumed = run(dir, "attn-train", "--config " + quoted(config) + " --resume --set train.max_steps=60");
+    INFO("attn-train --resume stderr:\n" << resumed.err);
+    REQUIRE(resumed.exit_code == 0);
+    CHECK_THAT(resumed.err, Catch::Contains("resumed from") && Catch::Contains("at step 40"));
+    CHECK(logged_steps(log, "train") == std::vector<int64_t>{10, 20, 30, 40, 50, 60});
+    CHECK(logged_steps(log, "valid") == std::vector<int64_t>{20, 40, 60});
+  }
+
+  const std::vector<std::string> valid = split_lines(read_text(dir.file("valid.src")));
+  const std::vector<std::string> input = {valid[0], valid[1], "", "  \t ", valid[2], valid[3]};
+  write_lines(dir.file("input.txt"), input);
+
+  SECTION("attn-translate: one output line per input line, an empty line for an empty one") {
+    Result translated = run(dir, "attn-translate", "--model " + quoted(run_dir), dir.file("input.txt"));
+    INFO("attn-translate stderr:\n" << translated.err);
+    REQUIRE(translated.exit_code == 0);
+    std::vector<std::string> output = split_lines(translated.out);
+    REQUIRE(output.size() == input.size());
+    CHECK(std::count(translated.out.begin(), translated.out.end(), '\n') == long(input.size()));
+    CHECK(output[2].empty());
+    CHECK(output[3].empty());
+    // The model has learnt enough to say something: the empty outputs above are not a given.
+    int spoken = 0;
+    for (size_t i = 0; i < output.size(); ++i) spoken += i != 2 && i != 3 && !output[i].empty();
+    CHECK(spoken >= 1);
+  }
+
+  SECTION("attn-translate --nbest: N lines 'index ||| text ||| score' per input line, best first") {
+    Result translated =
+        run(dir, "attn-translate", "--model " + quoted(run_dir) + " --beam 3 --nbest 2", dir.file("input.txt"));
+    INFO("attn-translate stderr:\n" << translated.err);
+    REQUIRE(translated.exit_code == 0);
+    std::vector<std::string> output = split_lines(translated.out);
+    REQUIRE(output.size() == 2 * input.size());
+    const std::regex format(R"(^(\d+) \|\|\| (.*) \|\|\| (\S+)$)");
+    for (size_t i = 0; i < output.size(); ++i) {
+      INFO("line " << i << ": " << output[i]);
+      std::smatch match;
+      REQUIRE(std::regex_match(output[i], match, format));
+      size_t index = std::stoul(match[1]);
+      double score = std::stod(match[3]);
+      CHECK(index == i / 2);
+      CHECK(score <= 0.0);
+      if (i % 2 == 1) CHECK(std::stod(output[i - 1].substr(output[i - 1].rfind(' ') + 1)) >= score);
+      if (index == 2 || index == 3) {  // the empty and the whitespace-only line
+        CHECK(match[2].str().empty());
+        CHECK(score == 0.0);
+      }
+    }
+  }
+
+  SECTION("attn-score gives BLEU 100 and chrF 100 for a file against itself") {
+    Result scored = run(dir, "attn-score", "--ref " + quoted(dir.file("valid.tgt")) + " --hyp " +
+                                               quoted(dir.file("valid.tgt")) + " --json");
+    INFO("attn-score stderr:\n" << scored.err);
+    REQUIRE(scored.exit_code == 0);
+    json report = json::parse(scored.out);
+    CHECK(report.at("bleu").get<double>() == Approx(100.0));
+    CHECK(report.at("chrf").get<double>() == Approx(100.0));
+  }
+}
+
+TEST_CASE("attn-train reports a bad config in one line that names the file or the key", "[cli]") {
+  TempDir dir;
+  SECTION("a missing config file") {
+    Result result = run(dir, "attn-train", "--config " + quoted(dir.file("missing.json")));
+    CHECK(result.exit_code != 0);
+    CHECK(result.out.empty());
+    CHECK(split_lines(result.err).size() == 1);
+    CHECK_THAT(result.err, Catch::Contains("missing.json"));
+  }
+  SECTION("a misspelt key in --set") {
+    const std::string config = write_tiny_setup(dir);
+    Result result = run(dir, "attn-train", "--config " + quoted(config) + " --set model.trasnformer.d_model=8");
+    CHECK(result.exit_code != 0);
+    CHECK(split_lines(result.err).size() == 1);
+    CHECK_THAT(result.err, Catch::Contains("model.trasnformer") && Catch::Contains("did you mean model.transformer"));
+    CHECK(!std::filesystem::exists(dir.file("run")));  // nothing was started
+  }
+}

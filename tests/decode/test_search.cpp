@@ -1,0 +1,164 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "data/vocab.h"
+#include "decode/search.h"
+#include "decode/translator.h"
+#include "grad_check.h"
+#include "models/tiny_models.h"
+
+using namespace attn;
+
+namespace {
+
+// A random model with untied, separate embeddings: with tied ones, a random post-norm
+// Transformer mostly repeats its last token forever, which would leave the eos paths untested.
+// With this seed the greedy outputs of kSources end in eos at different steps, and one
+// sentence runs into its length limit.
+std::unique_ptr<models::TransformerModel> search_model() {
+  models::TransformerOptions options = attn::testing::tiny_transformer_options();
+  options.layer.width = 16;
+  options.layer.ffn_width = 32;
+  options.shared_embeddings = false;
+  options.tied_embeddings = false;
+  return std::make_unique<models::TransformerModel>(options, 3);
+}
+
+// Source sentences of different lengths (eos included), so that one batch holds padding and
+// its sentences reach their length limits at different steps.
+const std::vector<std::vector<int32_t>> kSources = {
+    {4, 5, 6, data::kEosId}, {7, data::kEosId}, {8, 9, 10, 4, 5, 6, 7, 8, 9, data::kEosId}, {10, 9, data::kEosId}};
+
+data::Batch batch_of_sources(const std::vector<std::vector<int32_t>>& sources) {
+  std::vector<const std::vector<int32_t>*> pointers;
+  for (const auto& source : sources) pointers.push_back(&source);
+  return decode::source_batch(pointers);
+}
+
+decode::SearchOptions options_with_beam(int beam, int nbest = 1) {
+  decode::SearchOptions options;
+  options.beam = beam;
+  options.nbest = nbest;
+  options.bos_id = data::kBosId;
+  options.eos_id = data::kEosId;
+  return options;
+}
+
+bool ends_in_eos(const decode::Hypothesis& hypothesis) {
+  return !hypothesis.tokens.empty() && hypothesis.tokens.back() == data::kEosId;
+}
+
+}  // namespace
+
+TEST_CASE("beam search with beam 1 finds the greedy tokens", "[decode][search]") {
+  auto model = search_model();
+  data::Batch batch = batch_of_sources(kSources);
+  decode::SearchOptions options = options_with_beam(1);
+  auto greedy = decode::greedy_search(*model, batch, options);
+  auto beam = decode::beam_search(*model, batch, options);
+  REQUIRE(greedy.size() == kSources.size());
+  REQUIRE(beam.size() == kSources.size());
+  int eos_endings = 0, cut_at_limit = 0;  // both paths must be exercised
+  for (size_t s = 0; s < kSources.size(); ++s) {
+    INFO("sentence " << s);
+    ends_in_eos(greedy[s]) ? ++eos_endings : ++cut_at_limit;
+    REQUIRE(beam[s].size() == 1);
+    CHECK(beam[s][0].tokens == greedy[s].tokens);
+    CHECK(beam[s][0].log_prob == Approx(greedy[s].log_prob).margin(1e-4));
+  }
+  CHECK(eos_endings >= 2);
+  CHECK(cut_at_limit >= 1);
+}
+
+TEST_CASE("beam search returns nbest hypotheses sorted by score, each finished", "[decode][search]") {
+  auto model = search_model();
+  data::Batch batch = batch_of_sources(kSources);
+  decode::SearchOptions options = options_with_beam(4, 4);
+  options.length_penalty = 0.6f;
+  auto found = decode::beam_search(*model, batch, options);
+  REQUIRE(found.size() == kSources.size());
+  int eos_endings = 0;
+  for (size_t s = 0; s < kSources.size(); ++s) {
+    INFO("sentence " << s);
+    const auto& nbest = found[s];
+    REQUIRE(nbest.size() == 4);
+    int64_t limit = decode::max_output_length(int64_t(kSources[s].size()), options);
+    for (size_t i = 0; i < nbest.size(); ++i) {
+      const auto& hypothesis = nbest[i];
+      CHECK((ends_in_eos(hypothesis) || int64_t(hypothesis.tokens.size()) == limit));
+      eos_endings += ends_in_eos(hypothesis);
+      CHECK(std::isfinite(hypothesis.score));
+      // The score is the log-probability over the GNMT length penalty.
+      float penalty = decode::length_penalty(int64_t(hypothesis.tokens.size()), options.length_penalty);
+      CHECK(hypothesis.score == Approx(hypothesis.log_prob / penalty));
+      if (i > 0) CHECK(nbest[i - 1].score >= hypothesis.score);
+      for (size_t j = 0; j < i; ++j) CHECK(nbest[j].tokens != hypothesis.tokens);  // distinct
+    }
+  }
+  CHECK(eos_endings >= 4);
+}
+
+TEST_CASE("search never exceeds max_len_ratio * source length + max_len_extra", "[decode][search]") {
+  auto model = search_model();
+  data::Batch batch = batch_of_sources(kSources);
+  decode::SearchOptions options = options_with_beam(3, 2);
+  options.max_len_ratio = 0.5f;
+  options.max_len_extra = 2;
+  SECTION("with a real eos: at most the limit") {}
+  SECTION("with an eos the model cannot produce: exactly the limit") { options.eos_id = -1; }
+  auto greedy = decode::greedy_search(*model, batch, options);
+  auto beam = decode::beam_search(*model, batch, options);
+  for (size_t s = 0; s < kSources.size(); ++s) {
+    INFO("sentence " << s << " eos " << options.eos_id);
+    int64_t limit = int64_t(0.5f * float(kSources[s].size())) + 2;
+    REQUIRE(decode::max_output_length(int64_t(kSources[s].size()), options) == limit);
+    std::vector<decode::Hypothesis> all = beam[s];
+    all.push_back(greedy[s]);
+    for (const auto& hypothesis : all) {
+      CHECK(int64_t(hypothesis.tokens.size()) <= limit);
+      if (options.eos_id < 0) CHECK(int64_t(hypothesis.tokens.size()) == limit);
+      else CHECK((ends_in_eos(hypothesis) || int64_t(hypothesis.tokens.size()) == limit));
+    }
+  }
+}
+
+TEST_CASE("greedy and beam search give the same result for a batch as for each sentence alone", "[decode][search]") {
+  auto model = search_model();
+  data::Batch batch = batch_of_sources(kSources);
+  decode::SearchOptions options = options_with_beam(3, 2);
+  auto greedy = decode::greedy_search(*model, batch, options);
+  auto beam = decode::beam_search(*model, batch, options);
+  for (size_t s = 0; s < kSources.size(); ++s) {
+    INFO("sentence " << s);
+    data::Batch alone = batch_of_sources({kSources[s]});
+    auto greedy_alone = decode::greedy_search(*model, alone, options);
+    auto beam_alone = decode::beam_search(*model, alone, options);
+    CHECK(greedy_alone[0].tokens == greedy[s].tokens);
+    CHECK(greedy_alone[0].score == Approx(greedy[s].score).margin(1e-4));
+    REQUIRE(beam_alone[0].size() == beam[s].size());
+    for (size_t i = 0; i < beam[s].size(); ++i) {
+      CHECK(beam_alone[0][i].tokens == beam[s][i].tokens);
+      CHECK(beam_alone[0][i].score == Approx(beam[s][i].score).margin(1e-4));
+    }
+  }
+}
+
+TEST_CASE("log_softmax_rows gives rows whose exponentials sum to one", "[decode][search]") {
+  Tensor logits = attn::testing::random_tensor({3, 7}, 11, 5.f, false);  // (R, V)
+  std::vector<float> before = logits.to_vector();
+  logits.data()[7] = 80.f;  // a large logit must not overflow
+  before[7] = 80.f;
+  decode::log_softmax_rows(logits);
+  std::vector<float> after = logits.to_vector();
+  for (int64_t r = 0; r < 3; ++r) {
+    double sum = 0;
+    for (int64_t v = 0; v < 7; ++v) {
+      sum += std::exp(double(after[r * 7 + v]));
+      CHECK(after[r * 7 + v] <= 0.f);
+      // A row shifts by one constant: differences between logits are kept.
+      CHECK(after[r * 7 + v] - after[r * 7] == Approx(before[r * 7 + v] - before[r * 7]).margin(1e-4));
+    }
+    CHECK(sum == Approx(1.0).epsilon(1e-5));
+  }
+}
