@@ -4,10 +4,10 @@
 #include <exception>
 #include <functional>
 #include <memory>
-
-#include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
 
 namespace attn::apps {
 

@@ -1,7 +1,8 @@
 // attn-bench: measures training and decoding speed on this machine.
-//   attn-bench train --config configs/bench/transformer-small.json --batch-sentences 64 --src-len 24 --tgt-len 24 --steps 10 [--json]
-//   attn-bench decode --model runs/en-it --input data/tatoeba_en_it/test.en --beam 5 --batch-size 32 [--json]
-//   attn-bench decode --config configs/bench/transformer-small.json --beam 5 --sentences 500 --batch-size 32
+//   attn-bench train --config configs/bench/transformer-small.json --batch-sentences 64 --src-len 24 --tgt-len 24
+//   --steps 10 [--json] attn-bench decode --model runs/en-it --input data/tatoeba_en_it/test.en --beam 5 --batch-size
+//   32 [--json] attn-bench decode --config configs/bench/transformer-small.json --beam 5 --sentences 500 --batch-size
+//   32
 #include <fstream>
 #include <iostream>
 

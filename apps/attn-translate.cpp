@@ -70,7 +70,8 @@ int main(int argc, char** argv) {
     }
     attn::decode::Translator translator(*run.model, run.vocab->source, run.vocab->target, options);
     std::vector<attn::decode::Translation> translations = translator.translate(lines);
-    for (size_t i = 0; i < translations.size(); ++i) print_translation(i, translations[i], translator, options.search.nbest);
+    for (size_t i = 0; i < translations.size(); ++i)
+      print_translation(i, translations[i], translator, options.search.nbest);
     return 0;
   });
 }

@@ -59,8 +59,8 @@ std::string check_gradients(const Function& function, std::vector<Tensor> inputs
       if (!(error <= allowed) && error - allowed >= worst_excess) {
         worst_excess = error - allowed;
         worst.str("");
-        worst << "input " << input << " " << to_string(x.shape()) << " element " << i << ": analytic "
-              << analytic[i] << " vs numeric " << numeric;
+        worst << "input " << input << " " << to_string(x.shape()) << " element " << i << ": analytic " << analytic[i]
+              << " vs numeric " << numeric;
       }
     }
   }

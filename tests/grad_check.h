@@ -17,7 +17,7 @@ namespace attn::testing {
 using Function = std::function<Tensor(Tape&, const std::vector<Tensor>&)>;
 
 struct GradCheckOptions {
-  float step = 1e-2f;              // h; f32 arithmetic wants a large step
+  float step = 1e-2f;  // h; f32 arithmetic wants a large step
   float absolute_tolerance = 2e-3f;
   float relative_tolerance = 2e-2f;
   uint64_t seed = 7;

@@ -1,7 +1,6 @@
 #include "bench/decode_benchmark.h"
 
 #include <chrono>
-
 #include <spdlog/fmt/fmt.h>
 
 #include "core/rng.h"
@@ -54,7 +53,8 @@ DecodeBenchmarkResult run_random_decode_benchmark(const models::Seq2SeqModel& mo
   auto start = Clock::now();
   for (int64_t first = 0; first < sentences; first += options.batch_size) {
     std::vector<const std::vector<int32_t>*> batch_sources;
-    for (int64_t i = first; i < std::min(sentences, first + options.batch_size); ++i) batch_sources.push_back(&sources[i]);
+    for (int64_t i = first; i < std::min(sentences, first + options.batch_size); ++i)
+      batch_sources.push_back(&sources[i]);
     for (const auto& hypothesis : search(model, decode::source_batch(batch_sources), options.search)) {
       ++result.sentences;
       result.target_tokens += int64_t(hypothesis.tokens.size());
@@ -64,15 +64,20 @@ DecodeBenchmarkResult run_random_decode_benchmark(const models::Seq2SeqModel& mo
 }
 
 nlohmann::json DecodeBenchmarkResult::to_json() const {
-  return {{"beam", beam},       {"batch_size", batch_size},       {"sentences", sentences},
-          {"target_tokens", target_tokens}, {"seconds", seconds}, {"sentences_per_s", sentences_per_s},
+  return {{"beam", beam},
+          {"batch_size", batch_size},
+          {"sentences", sentences},
+          {"target_tokens", target_tokens},
+          {"seconds", seconds},
+          {"sentences_per_s", sentences_per_s},
           {"tokens_per_s", tokens_per_s}};
 }
 
 std::string DecodeBenchmarkResult::to_text() const {
-  return fmt::format("beam {} | batch {} | {} sentences, {} target tokens in {:.2f} s\n"
-                     "{:.1f} sentences/s | {:.0f} target tokens/s",
-                     beam, batch_size, sentences, target_tokens, seconds, sentences_per_s, tokens_per_s);
+  return fmt::format(
+      "beam {} | batch {} | {} sentences, {} target tokens in {:.2f} s\n"
+      "{:.1f} sentences/s | {:.0f} target tokens/s",
+      beam, batch_size, sentences, target_tokens, seconds, sentences_per_s, tokens_per_s);
 }
 
 }  // namespace attn::bench

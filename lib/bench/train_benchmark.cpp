@@ -1,11 +1,9 @@
 #include "bench/train_benchmark.h"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
-
 #include <spdlog/fmt/fmt.h>
+#include <sys/resource.h>
 
 #include "bench/matmul_peak.h"
 #include "data/batch.h"
@@ -93,10 +91,12 @@ TrainBenchmarkResult run_train_benchmark(const io::Config& config, const TrainBe
 }
 
 nlohmann::json TrainBenchmarkResult::to_json() const {
-  return {{"precision", precision},       {"step_median_s", step_median_s}, {"step_min_s", step_min_s},
-          {"step_max_s", step_max_s},     {"tokens_per_s", tokens_per_s},   {"gflops", gflops},
-          {"peak_gflops", peak_gflops},   {"mfu", mfu},                     {"peak_rss_mb", peak_rss_mb},
-          {"cache_hit_rate", cache_hit_rate}, {"parameters", parameters}};
+  return {{"precision", precision},       {"step_median_s", step_median_s},
+          {"step_min_s", step_min_s},     {"step_max_s", step_max_s},
+          {"tokens_per_s", tokens_per_s}, {"gflops", gflops},
+          {"peak_gflops", peak_gflops},   {"mfu", mfu},
+          {"peak_rss_mb", peak_rss_mb},   {"cache_hit_rate", cache_hit_rate},
+          {"parameters", parameters}};
 }
 
 std::string TrainBenchmarkResult::to_text() const {

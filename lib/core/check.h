@@ -25,7 +25,7 @@ template <class... Args>
 
 }  // namespace attn
 
-#define ATTN_CHECK(condition, ...)                                              \
-  do {                                                                          \
+#define ATTN_CHECK(condition, ...)                                                         \
+  do {                                                                                     \
     if (!(condition)) ::attn::detail::fail(#condition, __FILE__, __LINE__, ##__VA_ARGS__); \
   } while (0)

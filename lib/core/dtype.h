@@ -16,7 +16,8 @@ inline std::string dtype_name(DType dtype) { return dtype == DType::f32 ? "F32" 
 inline uint16_t f32_to_bf16(float value) {
   uint32_t bits;
   std::memcpy(&bits, &value, 4);
-  if ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu)) return uint16_t((bits >> 16) | 0x40);  // NaN stays NaN
+  if ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu))
+    return uint16_t((bits >> 16) | 0x40);  // NaN stays NaN
   bits += 0x7fffu + ((bits >> 16) & 1u);
   return static_cast<uint16_t>(bits >> 16);
 }

@@ -40,8 +40,7 @@ void check_fits(const Buffer& data, size_t offset, const Shape& shape, DType dty
 }
 }  // namespace
 
-Tensor Tensor::view_of(BufferPtr data, std::shared_ptr<GradSlot> grad, size_t offset, const Shape& shape,
-                       DType dtype) {
+Tensor Tensor::view_of(BufferPtr data, std::shared_ptr<GradSlot> grad, size_t offset, const Shape& shape, DType dtype) {
   check_fits(*data, offset, shape, dtype);
   auto impl = std::make_shared<Impl>();
   impl->data = std::move(data);

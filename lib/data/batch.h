@@ -17,14 +17,14 @@
 namespace attn::data {
 
 struct Batch {
-  int64_t size = 0;                  // B
-  int64_t src_len = 0, tgt_len = 0;  // S, T (padded)
-  std::vector<int32_t> src;          // (B, S)
-  std::vector<int32_t> src_lengths;  // (B) real lengths, eos included
-  std::vector<int32_t> tgt_in;       // (B, T)
-  std::vector<int32_t> tgt_out;      // (B, T)
-  std::vector<int32_t> tgt_lengths;  // (B)
-  std::vector<int64_t> indices;      // (B) Example::index of each row
+  int64_t size = 0;                        // B
+  int64_t src_len = 0, tgt_len = 0;        // S, T (padded)
+  std::vector<int32_t> src;                // (B, S)
+  std::vector<int32_t> src_lengths;        // (B) real lengths, eos included
+  std::vector<int32_t> tgt_in;             // (B, T)
+  std::vector<int32_t> tgt_out;            // (B, T)
+  std::vector<int32_t> tgt_lengths;        // (B)
+  std::vector<int64_t> indices;            // (B) Example::index of each row
   int64_t src_tokens = 0, tgt_tokens = 0;  // real (unpadded) token counts
 };
 

@@ -30,8 +30,7 @@ std::vector<int64_t> length_order(const std::vector<Example>& examples, bool ran
   const auto n = static_cast<int64_t>(examples.size());
   std::vector<Key> keys(n);
 #pragma omp parallel for
-  for (int64_t i = 0; i < n; ++i)
-    keys[i] = {example_length(examples[i]), random_ties ? mix64(tie_seed, i) : 0, i};
+  for (int64_t i = 0; i < n; ++i) keys[i] = {example_length(examples[i]), random_ties ? mix64(tie_seed, i) : 0, i};
   std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
     return a.length != b.length ? a.length < b.length : a.tie != b.tie ? a.tie < b.tie : a.position < b.position;
   });
@@ -93,8 +92,8 @@ Batch Batcher::next() {
 
 void Batcher::set_position(BatcherPosition position) {
   ATTN_CHECK(position.epoch >= 1, "Batcher: epoch ", position.epoch, " must be at least 1");
-  ATTN_CHECK(position.batch_in_epoch >= 0 && position.batch_in_epoch <= batches_per_epoch(),
-             "Batcher: batch ", position.batch_in_epoch, " outside an epoch of ", batches_per_epoch(), " batches");
+  ATTN_CHECK(position.batch_in_epoch >= 0 && position.batch_in_epoch <= batches_per_epoch(), "Batcher: batch ",
+             position.batch_in_epoch, " outside an epoch of ", batches_per_epoch(), " batches");
   if (position.epoch != position_.epoch) plan_epoch(position.epoch);
   position_ = position;
 }

@@ -41,8 +41,8 @@ PairStatus encode_side(const Vocab& vocab, const std::string& text, int max_len,
   return static_cast<int64_t>(ids.size()) > max_len ? PairStatus::too_long : PairStatus::kept;
 }
 
-PairStatus encode_pair(const ParallelText& text, const Vocab& src_vocab, const Vocab& tgt_vocab, int max_len,
-                       int64_t i, Example& example) {
+PairStatus encode_pair(const ParallelText& text, const Vocab& src_vocab, const Vocab& tgt_vocab, int max_len, int64_t i,
+                       Example& example) {
   example.index = i;
   PairStatus src = encode_side(src_vocab, text.src[i], max_len, example.src);
   PairStatus tgt = encode_side(tgt_vocab, text.tgt[i], max_len, example.tgt);

@@ -1,11 +1,10 @@
 #include "data/vocab.h"
 
+#include <filesystem>
+#include <fstream>
 #include <omp.h>
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
-
-#include <filesystem>
-#include <fstream>
 #include <unordered_map>
 
 #include "core/check.h"
@@ -29,11 +28,11 @@ void check_train_options(const VocabTrainOptions& options) {
     ATTN_CHECK(std::ifstream(input).good(), "train_vocab: cannot read input file '", input, "'");
   }
   ATTN_CHECK(!options.model_prefix.empty(), "train_vocab: empty model prefix");
-  ATTN_CHECK(options.type == "unigram" || options.type == "bpe", "train_vocab: unknown type '",
-             options.type, "' (expected unigram or bpe)");
+  ATTN_CHECK(options.type == "unigram" || options.type == "bpe", "train_vocab: unknown type '", options.type,
+             "' (expected unigram or bpe)");
   ATTN_CHECK(options.vocab_size > kEosId + 1, "train_vocab: vocab_size ", options.vocab_size, " is too small");
-  ATTN_CHECK(options.character_coverage > 0.f && options.character_coverage <= 1.f,
-             "train_vocab: character_coverage ", options.character_coverage, " is outside (0, 1]");
+  ATTN_CHECK(options.character_coverage > 0.f && options.character_coverage <= 1.f, "train_vocab: character_coverage ",
+             options.character_coverage, " is outside (0, 1]");
   ATTN_CHECK(options.max_sentences > 0, "train_vocab: max_sentences must be positive");
 }
 
@@ -76,8 +75,8 @@ void train_vocab(const VocabTrainOptions& options) {
     // Leave no undersized model behind for a later run to pick up as if it were requested.
     std::filesystem::remove(model_path);
     std::filesystem::remove(options.model_prefix + ".vocab");
-    ATTN_CHECK(false, "vocab_size ", options.vocab_size, " is too large for ", inputs,
-               ": they yield only ", trained.GetPieceSize(), " pieces");
+    ATTN_CHECK(false, "vocab_size ", options.vocab_size, " is too large for ", inputs, ": they yield only ",
+               trained.GetPieceSize(), " pieces");
   }
 }
 
@@ -91,8 +90,8 @@ Vocab Vocab::load(const std::string& path) {
   ATTN_CHECK(processor->pad_id() == kPadId && processor->unk_id() == kUnkId && processor->bos_id() == kBosId &&
                  processor->eos_id() == kEosId,
              "SentencePiece model '", path, "' has special ids pad ", processor->pad_id(), ", unk ",
-             processor->unk_id(), ", bos ", processor->bos_id(), ", eos ", processor->eos_id(), "; expected ",
-             kPadId, ", ", kUnkId, ", ", kBosId, ", ", kEosId, " (train it with attn-tokenize)");
+             processor->unk_id(), ", bos ", processor->bos_id(), ", eos ", processor->eos_id(), "; expected ", kPadId,
+             ", ", kUnkId, ", ", kBosId, ", ", kEosId, " (train it with attn-tokenize)");
   return Vocab(std::move(processor));
 }
 

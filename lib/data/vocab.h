@@ -49,7 +49,7 @@ class Vocab {
   // Ids -> text. Stops at the first eos, skips pad and bos; an id outside [0, size) throws.
   std::string decode(const std::vector<int32_t>& ids) const;
 
-  std::string piece(int32_t id) const;                 // throws outside [0, size)
+  std::string piece(int32_t id) const;                  // throws outside [0, size)
   int32_t piece_to_id(const std::string& piece) const;  // unk_id() for an unknown piece
   int32_t size() const;
 

@@ -21,8 +21,8 @@ struct Beam {
 };
 
 struct SentenceSearch {
-  int64_t index = 0;  // row of the source batch
-  int64_t limit = 0;  // max output tokens
+  int64_t index = 0;        // row of the source batch
+  int64_t limit = 0;        // max output tokens
   std::vector<Beam> beams;  // K live beams, in state-row order
   std::vector<Hypothesis> finished;
 };

@@ -38,11 +38,14 @@ std::vector<std::vector<int32_t>> Translator::encode_lines(const std::vector<std
     if (!encoded[i].empty()) encoded[i].push_back(data::kEosId);
   }
   for (size_t i = 0; i < lines.size(); ++i)
-    if (truncated[i]) spdlog::warn("input line {} is longer than {} tokens; translating its first {}", i + 1, limit - 1, limit - 1);
+    if (truncated[i])
+      spdlog::warn("input line {} is longer than {} tokens; translating its first {}", i + 1, limit - 1, limit - 1);
   return encoded;
 }
 
-std::string Translator::detokenize(const Hypothesis& hypothesis) const { return target_vocab_.decode(hypothesis.tokens); }
+std::string Translator::detokenize(const Hypothesis& hypothesis) const {
+  return target_vocab_.decode(hypothesis.tokens);
+}
 
 std::vector<Translation> Translator::translate(const std::vector<std::string>& lines) const {
   std::vector<std::vector<int32_t>> encoded = encode_lines(lines);

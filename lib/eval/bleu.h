@@ -34,10 +34,10 @@ struct BleuStats {
 };
 
 struct BleuScore {
-  double score = 0;                            // 0..100
+  double score = 0;                                // 0..100
   std::array<double, kBleuMaxOrder> precisions{};  // p_1..p_4 in percent, after smoothing
-  double bp = 0;                               // brevity penalty
-  double ratio = 0;                            // hyp_len / ref_len (0 when ref_len == 0)
+  double bp = 0;                                   // brevity penalty
+  double ratio = 0;                                // hyp_len / ref_len (0 when ref_len == 0)
   int64_t hyp_len = 0;
   int64_t ref_len = 0;
 

@@ -22,7 +22,7 @@ constexpr int kChrfBeta = 2;
 
 // Sufficient statistics of chrF; they add over sentences.
 struct ChrfStats {
-  std::array<int64_t, kChrfCharOrder> hyp{};    // order n at [n-1]
+  std::array<int64_t, kChrfCharOrder> hyp{};  // order n at [n-1]
   std::array<int64_t, kChrfCharOrder> ref{};
   std::array<int64_t, kChrfCharOrder> match{};
 
@@ -30,7 +30,7 @@ struct ChrfStats {
 };
 
 struct ChrfScore {
-  double score = 0;  // 0..100
+  double score = 0;      // 0..100
   double precision = 0;  // P above, 0..1
   double recall = 0;     // R above, 0..1
 

@@ -13,8 +13,7 @@ void check_corpus(const std::vector<std::string>& hyps, const std::vector<std::s
 
 // sum over i of stats_of(hyps[i], refs[i]); Stats needs `+=` and a zero default.
 template <class Stats, class StatsOf>
-Stats sum_sentence_stats(const std::vector<std::string>& hyps, const std::vector<std::string>& refs,
-                         StatsOf stats_of) {
+Stats sum_sentence_stats(const std::vector<std::string>& hyps, const std::vector<std::string>& refs, StatsOf stats_of) {
   check_corpus(hyps, refs);
   const long n = static_cast<long>(hyps.size());
   std::vector<Stats> per_sentence(hyps.size());

@@ -11,8 +11,8 @@ bool is_period_or_comma(char c) { return c == '.' || c == ','; }
 
 // Rule (a)'s character class: the ASCII ranges {-~, [-`, space-&, (-+, :-@, and '/'.
 bool is_split_punctuation(char c) {
-  return (c >= '{' && c <= '~') || (c >= '[' && c <= '`') || (c >= ' ' && c <= '&') ||
-         (c >= '(' && c <= '+') || (c >= ':' && c <= '@') || c == '/';
+  return (c >= '{' && c <= '~') || (c >= '[' && c <= '`') || (c >= ' ' && c <= '&') || (c >= '(' && c <= '+') ||
+         (c >= ':' && c <= '@') || c == '/';
 }
 
 // Python str.replace(from, to): every non-overlapping occurrence, scanning left to right.
@@ -89,9 +89,11 @@ std::string tokenize_13a(std::string_view line) {
   s = substitute_pairs(s, is_period_or_comma, not_digit, [](std::string& out, char a, char b) {
     out.push_back(' '), out.push_back(a), out.push_back(' '), out.push_back(b);
   });
-  s = substitute_pairs(s, is_digit, [](char c) { return c == '-'; }, [](std::string& out, char a, char b) {
-    out.push_back(a), out.push_back(' '), out.push_back(b), out.push_back(' ');
-  });
+  s = substitute_pairs(
+      s, is_digit, [](char c) { return c == '-'; },
+      [](std::string& out, char a, char b) {
+        out.push_back(a), out.push_back(' '), out.push_back(b), out.push_back(' ');
+      });
   return join_with_spaces(split_whitespace(s));
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+
 #include <nlohmann/json.hpp>
 
 #include "io/safetensors.h"

@@ -34,8 +34,8 @@ void TransformerConfig::validate(const std::string& path) const {
   KeyOf key{path};
   require_at_least(key("d_model"), d_model, 1);
   require_at_least(key("heads"), heads, 1);
-  ATTN_CHECK(d_model % heads == 0, key("d_model"), " (", d_model, ") must be divisible by ", key("heads"), " (",
-             heads, ")");
+  ATTN_CHECK(d_model % heads == 0, key("d_model"), " (", d_model, ") must be divisible by ", key("heads"), " (", heads,
+             ")");
   require_at_least(key("ffn_dim"), ffn_dim, 1);
   require_at_least(key("encoder_layers"), encoder_layers, 1);
   require_at_least(key("decoder_layers"), decoder_layers, 1);
@@ -104,14 +104,13 @@ void DecodeConfig::validate(const std::string& path) const {
 void Config::validate(const std::string& path) const {
   KeyOf key{path};
   ATTN_CHECK(!output_dir.empty(), key("output_dir"), " must not be empty");
-  ATTN_CHECK(!model.shared_embeddings || vocab.joint, key("model.shared_embeddings"), " requires ",
-             key("vocab.joint"), " = true (one vocabulary for both sides)");
+  ATTN_CHECK(!model.shared_embeddings || vocab.joint, key("model.shared_embeddings"), " requires ", key("vocab.joint"),
+             " = true (one vocabulary for both sides)");
   // A training pair holds up to max_len tokens plus BOS or EOS; a fixed position table must
   // cover it.
   if (model.type == "transformer")
     ATTN_CHECK(model.transformer.max_positions >= data.max_len + 1, key("model.transformer.max_positions"), " (",
-               model.transformer.max_positions, ") must be >= ", key("data.max_len"), " + 1 (", data.max_len + 1,
-               ")");
+               model.transformer.max_positions, ") must be >= ", key("data.max_len"), " + 1 (", data.max_len + 1, ")");
 }
 
 Config config_from_json(const json& j) {

@@ -18,54 +18,67 @@ struct DataConfig {
   std::string train_src, train_tgt;
   std::string valid_src, valid_tgt;
   std::string test_src, test_tgt;
-  int max_len = 100;             // max tokens per side; longer training pairs are skipped and counted
-  int valid_max_sentences = 0;   // validate on the first N pairs; 0 = all
+  int max_len = 100;            // max tokens per side; longer training pairs are skipped and counted
+  int valid_max_sentences = 0;  // validate on the first N pairs; 0 = all
 
   template <class V>
   void visit(V& v) {
-    v("train_src", train_src); v("train_tgt", train_tgt);
-    v("valid_src", valid_src); v("valid_tgt", valid_tgt);
-    v("test_src", test_src); v("test_tgt", test_tgt);
-    v("max_len", max_len); v("valid_max_sentences", valid_max_sentences);
+    v("train_src", train_src);
+    v("train_tgt", train_tgt);
+    v("valid_src", valid_src);
+    v("valid_tgt", valid_tgt);
+    v("test_src", test_src);
+    v("test_tgt", test_tgt);
+    v("max_len", max_len);
+    v("valid_max_sentences", valid_max_sentences);
   }
   void validate(const std::string& path) const;
 };
 
 // The SentencePiece model trained when a run has none yet.
 struct VocabConfig {
-  std::string type = "unigram";      // "unigram" | "bpe"
+  std::string type = "unigram";  // "unigram" | "bpe"
   int size = 8000;
-  bool joint = true;                 // one vocabulary for both languages
-  double character_coverage = 1.0;   // SentencePiece: share of characters kept (1.0 for Latin scripts)
+  bool joint = true;                     // one vocabulary for both languages
+  double character_coverage = 1.0;       // SentencePiece: share of characters kept (1.0 for Latin scripts)
   std::int64_t max_sentences = 2000000;  // sentences sampled to train it; 0 = all
 
   template <class V>
   void visit(V& v) {
-    v("type", type); v("size", size); v("joint", joint);
-    v("character_coverage", character_coverage); v("max_sentences", max_sentences);
+    v("type", type);
+    v("size", size);
+    v("joint", joint);
+    v("character_coverage", character_coverage);
+    v("max_sentences", max_sentences);
   }
   void validate(const std::string& path) const;
 };
 
 struct TransformerConfig {
   int d_model = 256;
-  int heads = 4;                     // d_k = d_model / heads
+  int heads = 4;  // d_k = d_model / heads
   int ffn_dim = 1024;
   int encoder_layers = 3;
   int decoder_layers = 3;
-  double dropout = 0.1;              // on embeddings, sublayer outputs and inside the FFN
-  double attention_dropout = 0.0;    // on the attention weights
-  std::string activation = "relu";   // "relu" | "gelu"
-  std::string norm = "post";         // "post" (Vaswani et al.) | "pre" (with final norms)
+  double dropout = 0.1;                  // on embeddings, sublayer outputs and inside the FFN
+  double attention_dropout = 0.0;        // on the attention weights
+  std::string activation = "relu";       // "relu" | "gelu"
+  std::string norm = "post";             // "post" (Vaswani et al.) | "pre" (with final norms)
   std::string positions = "sinusoidal";  // "sinusoidal" | "learned"
-  int max_positions = 256;           // longest sequence the position table covers
+  int max_positions = 256;               // longest sequence the position table covers
 
   template <class V>
   void visit(V& v) {
-    v("d_model", d_model); v("heads", heads); v("ffn_dim", ffn_dim);
-    v("encoder_layers", encoder_layers); v("decoder_layers", decoder_layers);
-    v("dropout", dropout); v("attention_dropout", attention_dropout);
-    v("activation", activation); v("norm", norm); v("positions", positions);
+    v("d_model", d_model);
+    v("heads", heads);
+    v("ffn_dim", ffn_dim);
+    v("encoder_layers", encoder_layers);
+    v("decoder_layers", decoder_layers);
+    v("dropout", dropout);
+    v("attention_dropout", attention_dropout);
+    v("activation", activation);
+    v("norm", norm);
+    v("positions", positions);
     v("max_positions", max_positions);
   }
   void validate(const std::string& path) const;
@@ -73,17 +86,21 @@ struct TransformerConfig {
 
 // Bidirectional encoder + additive (Bahdanau) attention decoder.
 struct RnnConfig {
-  std::string cell = "gru";          // "gru" | "lstm"
+  std::string cell = "gru";  // "gru" | "lstm"
   int embedding_dim = 256;
-  int encoder_hidden = 256;          // per direction; the encoder states are 2 * encoder_hidden wide
+  int encoder_hidden = 256;  // per direction; the encoder states are 2 * encoder_hidden wide
   int decoder_hidden = 512;
-  int attention_dim = 256;           // width of v in e = v^T tanh(W s + U h)
+  int attention_dim = 256;  // width of v in e = v^T tanh(W s + U h)
   double dropout = 0.2;
 
   template <class V>
   void visit(V& v) {
-    v("cell", cell); v("embedding_dim", embedding_dim); v("encoder_hidden", encoder_hidden);
-    v("decoder_hidden", decoder_hidden); v("attention_dim", attention_dim); v("dropout", dropout);
+    v("cell", cell);
+    v("embedding_dim", embedding_dim);
+    v("encoder_hidden", encoder_hidden);
+    v("decoder_hidden", decoder_hidden);
+    v("attention_dim", attention_dim);
+    v("dropout", dropout);
   }
   void validate(const std::string& path) const;
 };
@@ -97,22 +114,25 @@ struct ModelConfig {
 
   template <class V>
   void visit(V& v) {
-    v("type", type); v("tied_embeddings", tied_embeddings); v("shared_embeddings", shared_embeddings);
-    v("transformer", transformer); v("rnn", rnn);
+    v("type", type);
+    v("tied_embeddings", tied_embeddings);
+    v("shared_embeddings", shared_embeddings);
+    v("transformer", transformer);
+    v("rnn", rnn);
   }
   void validate(const std::string& path) const;
 };
 
 struct TrainConfig {
   std::int64_t seed = 1;
-  int threads = 2;                   // OpenMP threads (oneDNN and our loops)
-  std::string precision = "f32";     // "f32" | "bf16" (bf16 matmul inputs, f32 master weights)
-  int batch_tokens = 4096;           // bound on B x max(S, T) per batch, padding included
-  int pad_multiple = 8;              // sequence lengths are padded up to a multiple of this
-  int accumulate = 1;                // batches whose gradients are summed per optimizer step
-  std::int64_t max_steps = 0;        // optimizer steps; 0 = no limit
-  int max_epochs = 0;                // 0 = no limit
-  Duration max_time;                 // wall-clock limit; 0 = no limit
+  int threads = 2;                // OpenMP threads (oneDNN and our loops)
+  std::string precision = "f32";  // "f32" | "bf16" (bf16 matmul inputs, f32 master weights)
+  int batch_tokens = 4096;        // bound on B x max(S, T) per batch, padding included
+  int pad_multiple = 8;           // sequence lengths are padded up to a multiple of this
+  int accumulate = 1;             // batches whose gradients are summed per optimizer step
+  std::int64_t max_steps = 0;     // optimizer steps; 0 = no limit
+  int max_epochs = 0;             // 0 = no limit
+  Duration max_time;              // wall-clock limit; 0 = no limit
   double learning_rate = 0.001;
   // "inverse_sqrt": linear warmup to learning_rate, then learning_rate * sqrt(warmup / step).
   // "noam": learning_rate * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5) (a factor ~1-2).
@@ -122,43 +142,62 @@ struct TrainConfig {
   double adam_beta1 = 0.9;
   double adam_beta2 = 0.98;
   double adam_epsilon = 1e-9;
-  double weight_decay = 0.0;         // decoupled (AdamW)
-  double clip_norm = 1.0;            // global gradient norm limit; 0 = off
+  double weight_decay = 0.0;  // decoupled (AdamW)
+  double clip_norm = 1.0;     // global gradient norm limit; 0 = off
   double label_smoothing = 0.1;
-  int log_every = 100;               // steps
-  int valid_every = 1000;            // steps
-  int save_every = 1000;             // steps
-  std::string valid_metric = "bleu"; // "bleu" | "chrf" | "loss": selects the best checkpoint
-  int patience = 0;                  // validations without improvement before stopping; 0 = never
-  int max_nonfinite_steps = 10;      // consecutive NaN/Inf losses (steps skipped) before aborting
+  int log_every = 100;                // steps
+  int valid_every = 1000;             // steps
+  int save_every = 1000;              // steps
+  std::string valid_metric = "bleu";  // "bleu" | "chrf" | "loss": selects the best checkpoint
+  int patience = 0;                   // validations without improvement before stopping; 0 = never
+  int max_nonfinite_steps = 10;       // consecutive NaN/Inf losses (steps skipped) before aborting
 
   template <class V>
   void visit(V& v) {
-    v("seed", seed); v("threads", threads); v("precision", precision);
-    v("batch_tokens", batch_tokens); v("pad_multiple", pad_multiple); v("accumulate", accumulate);
-    v("max_steps", max_steps); v("max_epochs", max_epochs); v("max_time", max_time);
-    v("learning_rate", learning_rate); v("schedule", schedule); v("warmup_steps", warmup_steps);
-    v("adam_beta1", adam_beta1); v("adam_beta2", adam_beta2); v("adam_epsilon", adam_epsilon);
-    v("weight_decay", weight_decay); v("clip_norm", clip_norm); v("label_smoothing", label_smoothing);
-    v("log_every", log_every); v("valid_every", valid_every); v("save_every", save_every);
-    v("valid_metric", valid_metric); v("patience", patience);
+    v("seed", seed);
+    v("threads", threads);
+    v("precision", precision);
+    v("batch_tokens", batch_tokens);
+    v("pad_multiple", pad_multiple);
+    v("accumulate", accumulate);
+    v("max_steps", max_steps);
+    v("max_epochs", max_epochs);
+    v("max_time", max_time);
+    v("learning_rate", learning_rate);
+    v("schedule", schedule);
+    v("warmup_steps", warmup_steps);
+    v("adam_beta1", adam_beta1);
+    v("adam_beta2", adam_beta2);
+    v("adam_epsilon", adam_epsilon);
+    v("weight_decay", weight_decay);
+    v("clip_norm", clip_norm);
+    v("label_smoothing", label_smoothing);
+    v("log_every", log_every);
+    v("valid_every", valid_every);
+    v("save_every", save_every);
+    v("valid_metric", valid_metric);
+    v("patience", patience);
     v("max_nonfinite_steps", max_nonfinite_steps);
   }
   void validate(const std::string& path) const;
 };
 
 struct DecodeConfig {
-  int beam = 5;                      // 1 = greedy
-  double length_penalty = 1.0;       // GNMT alpha: score / ((5 + len) / 6)^alpha; 0 = off
-  double max_len_ratio = 1.5;        // max output tokens = ratio * source tokens + extra
+  int beam = 5;                 // 1 = greedy
+  double length_penalty = 1.0;  // GNMT alpha: score / ((5 + len) / 6)^alpha; 0 = off
+  double max_len_ratio = 1.5;   // max output tokens = ratio * source tokens + extra
   int max_len_extra = 10;
-  int batch_size = 32;               // sentences per batch
-  int nbest = 1;                     // hypotheses returned per sentence (<= beam)
+  int batch_size = 32;  // sentences per batch
+  int nbest = 1;        // hypotheses returned per sentence (<= beam)
 
   template <class V>
   void visit(V& v) {
-    v("beam", beam); v("length_penalty", length_penalty); v("max_len_ratio", max_len_ratio);
-    v("max_len_extra", max_len_extra); v("batch_size", batch_size); v("nbest", nbest);
+    v("beam", beam);
+    v("length_penalty", length_penalty);
+    v("max_len_ratio", max_len_ratio);
+    v("max_len_extra", max_len_extra);
+    v("batch_size", batch_size);
+    v("nbest", nbest);
   }
   void validate(const std::string& path) const;
 };
@@ -173,8 +212,12 @@ struct Config {
 
   template <class V>
   void visit(V& v) {
-    v("output_dir", output_dir); v("data", data); v("vocab", vocab);
-    v("model", model); v("train", train); v("decode", decode);
+    v("output_dir", output_dir);
+    v("data", data);
+    v("vocab", vocab);
+    v("model", model);
+    v("train", train);
+    v("decode", decode);
   }
   // Checks that span sections (shared embeddings need a joint vocabulary, ...).
   void validate(const std::string& path) const;

@@ -77,12 +77,23 @@ Duration parse_duration(const std::string& text) {
     double unit = 0;
     char letter = end == std::string::npos ? '\0' : text[end];
     switch (letter) {
-      case 'd': unit = 86400; break;
-      case 'h': unit = 3600; break;
-      case 'm': unit = 60; break;
-      case 's': unit = 1; break;
-      case '\0': unit = has_units ? 0 : 1; break;
-      default: break;
+      case 'd':
+        unit = 86400;
+        break;
+      case 'h':
+        unit = 3600;
+        break;
+      case 'm':
+        unit = 60;
+        break;
+      case 's':
+        unit = 1;
+        break;
+      case '\0':
+        unit = has_units ? 0 : 1;
+        break;
+      default:
+        break;
     }
     ATTN_CHECK(unit > 0, error);
     total += std::stod(amount) * unit;

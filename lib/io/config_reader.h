@@ -63,8 +63,7 @@ std::string closest_match(const std::string& name, const std::vector<std::string
 void require_at_least(const std::string& key, double value, double min);
 void require_positive(const std::string& key, double value);
 void require_fraction(const std::string& key, double value);  // value in [0, 1)
-void require_one_of(const std::string& key, const std::string& value,
-                    std::initializer_list<const char*> allowed);
+void require_one_of(const std::string& key, const std::string& value, std::initializer_list<const char*> allowed);
 
 namespace detail {
 
@@ -121,7 +120,9 @@ nlohmann::json write_value(const T& value);
 struct KeyLister {
   std::vector<std::string> names;
   template <class F>
-  void operator()(const char* name, F&) { names.emplace_back(name); }
+  void operator()(const char* name, F&) {
+    names.emplace_back(name);
+  }
 };
 
 // Reads the fields present in `j`; absent ones keep their defaults.
@@ -138,7 +139,9 @@ struct FieldReader {
 struct FieldWriter {
   nlohmann::json& j;
   template <class F>
-  void operator()(const char* name, F& field) { j[name] = write_value(field); }
+  void operator()(const char* name, F& field) {
+    j[name] = write_value(field);
+  }
 };
 
 template <class T>

@@ -11,7 +11,7 @@ FeedForward::FeedForward(ParameterStore& store, const std::string& name, int64_t
 
 Tensor FeedForward::operator()(const RunContext& ctx, const Tensor& x) const {
   Tensor hidden = ops::activation(ctx.tape, in_(ctx.tape, x), activation_);  // (B, T, F)
-  return out_(ctx.tape, ctx.dropout(hidden, dropout_));                       // (B, T, D)
+  return out_(ctx.tape, ctx.dropout(hidden, dropout_));                      // (B, T, D)
 }
 
 }  // namespace attn::layers

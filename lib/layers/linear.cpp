@@ -4,8 +4,7 @@
 
 namespace attn::layers {
 
-Linear::Linear(ParameterStore& store, const std::string& name, int64_t in_features, int64_t out_features,
-               bool bias)
+Linear::Linear(ParameterStore& store, const std::string& name, int64_t in_features, int64_t out_features, bool bias)
     : weight_(store.add(name + ".weight", {out_features, in_features}, init::xavier_uniform())) {
   if (bias) bias_ = store.add(name + ".bias", {out_features}, init::zeros());
 }

@@ -12,8 +12,7 @@ namespace attn::layers {
 class Linear {
  public:
   Linear() = default;
-  Linear(ParameterStore& store, const std::string& name, int64_t in_features, int64_t out_features,
-         bool bias = true);
+  Linear(ParameterStore& store, const std::string& name, int64_t in_features, int64_t out_features, bool bias = true);
 
   Tensor operator()(Tape& tape, const Tensor& x) const;
   const Tensor& weight() const { return weight_; }

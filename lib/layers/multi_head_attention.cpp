@@ -29,7 +29,7 @@ AttentionOutput MultiHeadAttention::attend(const RunContext& ctx, const Tensor& 
   options.training = ctx.training;
   options.rng = ctx.rng;
   ops::AttentionResult result = ops::attention(ctx.tape, queries, keys, values, options);  // (B, H, Tq, Dh)
-  Tensor merged = ops::merge_heads(ctx.tape, result.output);                              // (B, Tq, D)
+  Tensor merged = ops::merge_heads(ctx.tape, result.output);                               // (B, Tq, D)
   return {output_(ctx.tape, merged), result.weights};
 }
 
@@ -43,8 +43,7 @@ AttentionOutput MultiHeadAttention::self_attention(const RunContext& ctx, const 
   return attend(ctx, q, k, v, key_lengths, causal);
 }
 
-AttentionOutput MultiHeadAttention::self_attention_step(const RunContext& ctx, const Tensor& x,
-                                                        KvCache& cache) const {
+AttentionOutput MultiHeadAttention::self_attention_step(const RunContext& ctx, const Tensor& x, KvCache& cache) const {
   int64_t width = x.dim(-1);
   std::vector<Tensor> qkv = ops::split(ctx.tape, qkv_(ctx.tape, x), {width, width, width});  // 3 x (B, 1, D)
   cache.append(ops::split_heads(ctx.tape, qkv[1], heads_), ops::split_heads(ctx.tape, qkv[2], heads_));

@@ -37,10 +37,9 @@ TransformerModel::TransformerModel(const TransformerOptions& options, uint64_t s
              "shared embeddings need one vocabulary, got ", options.source_vocab, " and ", options.target_vocab);
   source_embedding_ = layers::Embedding(store_, options.shared_embeddings ? "embedding" : "encoder.embedding",
                                         options.source_vocab, width, options.padding_id);
-  target_embedding_ = options.shared_embeddings
-                          ? source_embedding_
-                          : layers::Embedding(store_, "decoder.embedding", options.target_vocab, width,
-                                              options.padding_id);
+  target_embedding_ = options.shared_embeddings ? source_embedding_
+                                                : layers::Embedding(store_, "decoder.embedding", options.target_vocab,
+                                                                    width, options.padding_id);
   positions_ = layers::PositionalEncoding(store_, "positions", options.max_positions, width, options.learned_positions);
   for (int i = 0; i < options.encoder_layers; ++i)
     encoder_.emplace_back(store_, "encoder.layers." + std::to_string(i), options.layer, i);
@@ -59,7 +58,7 @@ Tensor TransformerModel::embed(const layers::RunContext& ctx, const layers::Embe
                                int64_t first_position) const {
   float scale = std::sqrt(static_cast<float>(options_.layer.width));
   Tensor tokens = ops::scale(ctx.tape, table(ctx.tape, ids, {batch, length}), scale);  // (B, T, D)
-  Tensor positions = positions_(ctx.tape, first_position, length);                    // (T, D)
+  Tensor positions = positions_(ctx.tape, first_position, length);                     // (T, D)
   return ctx.dropout(ops::add(ctx.tape, tokens, positions), options_.layer.dropout);
 }
 
@@ -75,7 +74,7 @@ Tensor TransformerModel::encode(const layers::RunContext& ctx, const data::Batch
 }
 
 Tensor TransformerModel::forward(const layers::RunContext& ctx, const data::Batch& batch) const {
-  Tensor memory = encode(ctx, batch);                                                   // (B, S, D)
+  Tensor memory = encode(ctx, batch);                                                    // (B, S, D)
   Tensor y = embed(ctx, target_embedding_, batch.tgt_in, batch.size, batch.tgt_len, 0);  // (B, T, D)
   for (const auto& layer : decoder_) y = layer(ctx, y, memory, batch.src_lengths);
   if (options_.layer.pre_norm) y = decoder_norm_(ctx.tape, y);
@@ -95,8 +94,8 @@ Tensor TransformerModel::step(const layers::RunContext& ctx, decode::DecoderStat
                               const std::vector<int32_t>& previous_tokens) const {
   auto& state = static_cast<TransformerState&>(base);
   int64_t rows = state.rows();
-  ATTN_CHECK(static_cast<int64_t>(previous_tokens.size()) == rows, "step: ", previous_tokens.size(),
-             " tokens for ", rows, " rows");
+  ATTN_CHECK(static_cast<int64_t>(previous_tokens.size()) == rows, "step: ", previous_tokens.size(), " tokens for ",
+             rows, " rows");
   Tensor y = embed(ctx, target_embedding_, previous_tokens, rows, 1, state.position);  // (R, 1, D)
   for (size_t i = 0; i < decoder_.size(); ++i) y = decoder_[i].step(ctx, y, state.layers[i], state.memory_lengths);
   if (options_.layer.pre_norm) y = decoder_norm_(ctx.tape, y);

@@ -1,9 +1,11 @@
 #include "ops/accumulate.h"
 
+#include "core/parallel.h"
+
 namespace attn::ops {
 
 void add_into(float* dst, const float* src, int64_t count, float scale) {
-#pragma omp parallel for simd if (count > 32768) schedule(static)
+#pragma omp parallel for simd if (count > kParallelWork) schedule(static)
   for (int64_t i = 0; i < count; ++i) dst[i] += scale * src[i];
 }
 

@@ -30,10 +30,14 @@ constexpr Activation kAll[] = {Activation::relu, Activation::gelu, Activation::t
 // reads y instead of x (f'(x) from y: relu 1[y>0], tanh 1-y^2, sigmoid y(1-y)); gelu has none.
 algorithm to_algorithm(Activation kind) {
   switch (kind) {
-    case Activation::relu: return algorithm::eltwise_relu_use_dst_for_bwd;
-    case Activation::gelu: return algorithm::eltwise_gelu_erf;
-    case Activation::tanh: return algorithm::eltwise_tanh_use_dst_for_bwd;
-    case Activation::sigmoid: return algorithm::eltwise_logistic_use_dst_for_bwd;
+    case Activation::relu:
+      return algorithm::eltwise_relu_use_dst_for_bwd;
+    case Activation::gelu:
+      return algorithm::eltwise_gelu_erf;
+    case Activation::tanh:
+      return algorithm::eltwise_tanh_use_dst_for_bwd;
+    case Activation::sigmoid:
+      return algorithm::eltwise_logistic_use_dst_for_bwd;
   }
   ATTN_CHECK(false, "unknown activation ", int(kind));
 }
@@ -94,10 +98,14 @@ Activation parse_activation(const std::string& name) {
 
 const char* activation_name(Activation activation) {
   switch (activation) {
-    case Activation::relu: return "relu";
-    case Activation::gelu: return "gelu";
-    case Activation::tanh: return "tanh";
-    case Activation::sigmoid: return "sigmoid";
+    case Activation::relu:
+      return "relu";
+    case Activation::gelu:
+      return "gelu";
+    case Activation::tanh:
+      return "tanh";
+    case Activation::sigmoid:
+      return "sigmoid";
   }
   return "unknown";
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/parallel.h"
 #include "ops/accumulate.h"
 
 namespace attn::ops {
@@ -15,14 +16,14 @@ bool is_trailing_shape(const Shape& a, const Shape& b) {
 
 // y[r, j] = alpha a[r, j] + beta b[j] over `repeats` rows of `inner` elements.
 void add_forward(const float* a, const float* b, float* y, int64_t repeats, int64_t inner, float alpha, float beta) {
-#pragma omp parallel for simd collapse(2) if (repeats * inner > 32768) schedule(static)
+#pragma omp parallel for simd collapse(2) if (repeats * inner > kParallelWork) schedule(static)
   for (int64_t r = 0; r < repeats; ++r)
     for (int64_t j = 0; j < inner; ++j) y[r * inner + j] = alpha * a[r * inner + j] + beta * b[j];
 }
 
 // db[j] += beta sum_r dy[r, j]: a repeated operand receives the sum over its repeats.
 void add_repeat_sums(const float* dy, float* db, int64_t repeats, int64_t inner, float beta) {
-#pragma omp parallel for if (repeats * inner > 32768) schedule(static)
+#pragma omp parallel for if (repeats * inner > kParallelWork) schedule(static)
   for (int64_t j = 0; j < inner; ++j) {
     float sum = 0.f;
     for (int64_t r = 0; r < repeats; ++r) sum += dy[r * inner + j];
@@ -38,8 +39,10 @@ void add_backward(const Tensor& a, const Tensor& b, const Tensor& y, float alpha
   if (a.requires_grad()) add_into(a.grad().data(), dy.data(), dy.numel(), alpha);
   if (!b.requires_grad()) return;
   int64_t inner = b.numel();
-  if (inner == dy.numel()) add_into(b.grad().data(), dy.data(), inner, beta);
-  else add_repeat_sums(dy.data(), b.grad().data(), inner ? dy.numel() / inner : 0, inner, beta);
+  if (inner == dy.numel())
+    add_into(b.grad().data(), dy.data(), inner, beta);
+  else
+    add_repeat_sums(dy.data(), b.grad().data(), inner ? dy.numel() / inner : 0, inner, beta);
 }
 
 }  // namespace

@@ -1,10 +1,10 @@
 #include "ops/attention.h"
 
-#include "core/fast_math.h"
-
 #include <algorithm>
 #include <cmath>
 
+#include "core/fast_math.h"
+#include "core/parallel.h"
 #include "ops/gemm.h"
 #include "ops/mask.h"
 
@@ -13,19 +13,19 @@ namespace attn::ops {
 namespace {
 
 struct Dims {
-  int64_t batch, heads, queries, keys, head_width;  // B, H, Tq, Tk, Dh
+  int64_t batch, heads, queries, keys, head_width;          // B, H, Tq, Tk, Dh
   int64_t rows() const { return batch * heads * queries; }  // rows of the (B*H*Tq, Tk) weights
 };
 
 Dims check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& options) {
-  ATTN_CHECK(q.rank() == 4 && k.rank() == 4, "attention: q and k must be (B, H, T, Dh), got q ",
-             to_string(q.shape()), ", k ", to_string(k.shape()));
-  ATTN_CHECK(q.dim(0) == k.dim(0) && q.dim(1) == k.dim(1) && q.dim(3) == k.dim(3),
-             "attention: q ", to_string(q.shape()), " does not fit k ", to_string(k.shape()));
+  ATTN_CHECK(q.rank() == 4 && k.rank() == 4, "attention: q and k must be (B, H, T, Dh), got q ", to_string(q.shape()),
+             ", k ", to_string(k.shape()));
+  ATTN_CHECK(q.dim(0) == k.dim(0) && q.dim(1) == k.dim(1) && q.dim(3) == k.dim(3), "attention: q ",
+             to_string(q.shape()), " does not fit k ", to_string(k.shape()));
   ATTN_CHECK(v.shape() == k.shape(), "attention: v ", to_string(v.shape()), " differs from k ", to_string(k.shape()));
   Dims dims{q.dim(0), q.dim(1), q.dim(2), k.dim(2), q.dim(3)};
-  ATTN_CHECK(dims.batch * dims.heads * dims.queries * dims.keys * dims.head_width > 0,
-             "attention: empty input q ", to_string(q.shape()), ", k ", to_string(k.shape()));
+  ATTN_CHECK(dims.batch * dims.heads * dims.queries * dims.keys * dims.head_width > 0, "attention: empty input q ",
+             to_string(q.shape()), ", k ", to_string(k.shape()));
   ATTN_CHECK(!options.causal || dims.queries <= dims.keys, "attention: causal needs Tq <= Tk, got q ",
              to_string(q.shape()), ", k ", to_string(k.shape()));
   ATTN_CHECK(options.key_lengths.empty() || static_cast<int64_t>(options.key_lengths.size()) == dims.batch,
@@ -50,7 +50,7 @@ int64_t visible_keys(const Dims& dims, const AttentionOptions& options, int64_t 
 // scores (B, H, Tq, Tk), already scaled, become P in place: S + M, then softmax over each row.
 void masked_softmax(Tensor& scores, const Dims& dims, const AttentionOptions& options) {
   float* values = scores.data();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for if (scores.numel() > kParallelWork) schedule(static)
   for (int64_t r = 0; r < dims.rows(); ++r) {
     float* row = values + r * dims.keys;
     int64_t visible = visible_keys(dims, options, r / (dims.heads * dims.queries), r % dims.queries);
@@ -76,7 +76,7 @@ Tensor dropout_weights(const Tensor& weights, float rate, Rng& rng) {
   float scale = 1.f / (1.f - rate);
   const float* p = weights.data();
   float* pd = dropped.data();
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd if (count > kParallelWork) schedule(static)
   for (int64_t i = 0; i < count; ++i) pd[i] = uniform_at(seed, first + i) >= rate ? p[i] * scale : 0.f;
   return dropped;
 }
@@ -89,7 +89,7 @@ void softmax_backward_rows(const Tensor& weights, const Tensor& dropped, Tensor&
   const float* pd = dropped.data();
   float* g = grad.data();
   int64_t rows = grad.numel() / keys;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for if (grad.numel() > kParallelWork) schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     int64_t base = r * keys;
     float dot = 0.f;
@@ -107,8 +107,8 @@ void softmax_backward_rows(const Tensor& weights, const Tensor& dropped, Tensor&
 //   dQ += c dS K                       (Tq,Tk) x (Tk,Dh)
 //   dK += c dS^T Q                     (Tk,Tq) x (Tq,Dh)
 // (per batch row and head; the gemms run batched over (B, H)).
-void attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& weights,
-                        const Tensor& dropped, const Tensor& output, float scale) {
+void attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& weights, const Tensor& dropped,
+                        const Tensor& output, float scale) {
   if (!output.has_grad()) return;
   MatrixView d_output = MatrixView::grad_of(output);  // (B, H, Tq, Dh)
   if (v.requires_grad()) {
@@ -139,14 +139,13 @@ AttentionResult attention(Tape& tape, const Tensor& q, const Tensor& k, const Te
 
   bool drop = options.training && options.dropout > 0.f;
   Tensor dropped = drop ? dropout_weights(weights, options.dropout, *options.rng) : weights;  // (B, H, Tq, Tk)
-  Tensor output = Tensor::empty({dims.batch, dims.heads, dims.queries, dims.head_width});   // (B, H, Tq, Dh)
+  Tensor output = Tensor::empty({dims.batch, dims.heads, dims.queries, dims.head_width});     // (B, H, Tq, Dh)
   gemm(MatrixView::of(dropped), MatrixView::of(v), MatrixView::of(output));
 
   if (tape.needs_grad(q, k, v)) {
     output.set_requires_grad(true);
-    tape.record([q, k, v, weights, dropped, output, scale] {
-      attention_backward(q, k, v, weights, dropped, output, scale);
-    });
+    tape.record(
+        [q, k, v, weights, dropped, output, scale] { attention_backward(q, k, v, weights, dropped, output, scale); });
   }
   return {output, weights};
 }

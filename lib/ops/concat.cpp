@@ -4,6 +4,8 @@
 #include <cstring>
 #include <string>
 
+#include "core/parallel.h"
+
 namespace attn::ops {
 
 namespace {
@@ -19,7 +21,7 @@ struct ColumnBlock {
 // for `width` columns of `rows` rows. Concat, split and both their backwards are this one move.
 void move_columns(const ColumnBlock& from, const ColumnBlock& to, int64_t rows, int64_t width, bool add) {
   float* target_base = const_cast<float*>(to.data);
-#pragma omp parallel for schedule(static) if (rows * width > 32768)
+#pragma omp parallel for schedule(static) if (rows * width > kParallelWork)
   for (int64_t n = 0; n < rows; ++n) {
     const float* source = from.data + n * from.stride + from.offset;
     float* target = target_base + n * to.stride + to.offset;

@@ -2,10 +2,11 @@
 // Shapes: logits (N, V); targets (N); logsumexp (N); loss (1).
 #include "ops/cross_entropy.h"
 
-#include "core/fast_math.h"
-
 #include <cmath>
 #include <limits>
+
+#include "core/fast_math.h"
+#include "core/parallel.h"
 
 namespace attn::ops {
 
@@ -55,7 +56,7 @@ Sums forward_rows(const Tensor& logits, const std::vector<int32_t>& targets, con
   double eps = options.label_smoothing;
   double loss = 0.0, nll = 0.0;
   int64_t tokens = 0;
-#pragma omp parallel for reduction(+ : loss, nll, tokens) if (rows * vocab > 32768) schedule(static)
+#pragma omp parallel for reduction(+ : loss, nll, tokens) if (rows * vocab > kParallelWork) schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     if (targets[r] == options.pad_id) continue;
     const float* row = x + r * vocab;
@@ -81,7 +82,7 @@ void cross_entropy_backward(const Tensor& logits, const std::vector<int32_t>& ta
   float* dx = logits.grad().data();
   float eps = options.label_smoothing;
   float uniform = eps / float(vocab);
-#pragma omp parallel for if (rows * vocab > 32768) schedule(static)
+#pragma omp parallel for if (rows * vocab > kParallelWork) schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     if (targets[r] == options.pad_id) continue;
     const float* row = x + r * vocab;

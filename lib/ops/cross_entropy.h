@@ -18,9 +18,9 @@ struct CrossEntropyOptions {
 };
 
 struct CrossEntropyResult {
-  Tensor loss;       // one element: sum over non-pad rows of the smoothed loss (differentiable)
-  double nll_sum;    // sum of -log p(target) over non-pad rows (no smoothing; for perplexity)
-  int64_t tokens;    // number of non-pad targets
+  Tensor loss;     // one element: sum over non-pad rows of the smoothed loss (differentiable)
+  double nll_sum;  // sum of -log p(target) over non-pad rows (no smoothing; for perplexity)
+  int64_t tokens;  // number of non-pad targets
 };
 
 // Row loss = -sum_j q_j log p_j with p = softmax(logits row). Summed, not averaged: the caller

@@ -4,6 +4,8 @@
 #include <memory>
 #include <vector>
 
+#include "core/parallel.h"
+
 namespace attn::ops {
 
 namespace {
@@ -18,7 +20,7 @@ void dropout_backward(const Tensor& x, const Tensor& y, const Mask& mask, float 
   float* dx = x.grad().data();
   const uint8_t* keep = mask.data();
   int64_t count = dy.numel();
-#pragma omp parallel for simd if (count > 32768) schedule(static)
+#pragma omp parallel for simd if (count > kParallelWork) schedule(static)
   for (int64_t i = 0; i < count; ++i) dx[i] += keep[i] ? g[i] * keep_scale : 0.f;
 }
 
@@ -40,12 +42,12 @@ Tensor dropout(Tape& tape, const Tensor& x, float p, bool training, Rng& rng) {
   const float* px = x.data();
   float* py = y.data();
   uint8_t* keep = mask->data();
-#pragma omp parallel for if (count > 32768) schedule(static)
+#pragma omp parallel for if (count > kParallelWork) schedule(static)
   for (int64_t w = 0; w < words; ++w) {
     uint64_t bits = mix64(seed, first + static_cast<uint64_t>(w));
     for (int lane = 0; lane < 4; ++lane) keep[4 * w + lane] = ((bits >> (16 * lane)) & 0xffffu) >= drop_below;
   }
-#pragma omp parallel for simd if (count > 32768) schedule(static)
+#pragma omp parallel for simd if (count > kParallelWork) schedule(static)
   for (int64_t i = 0; i < count; ++i) py[i] = keep[i] ? px[i] * keep_scale : 0.f;
   if (tape.needs_grad(x)) {
     y.set_requires_grad(true);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/parallel.h"
+
 namespace attn::ops {
 
 namespace {
@@ -26,10 +28,10 @@ void embedding_backward(const Tensor& table, const std::vector<int32_t>& ids, in
   if (!y.has_grad() || !table.requires_grad()) return;
   int64_t width = table.dim(1);
   int64_t rows = static_cast<int64_t>(ids.size());
-  const float* dy = y.grad().data();   // (N, D)
+  const float* dy = y.grad().data();    // (N, D)
   float* dtable = table.grad().data();  // (V, D)
   int64_t blocks = (width + kColumnBlock - 1) / kColumnBlock;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for if (rows * width > kParallelWork) schedule(static)
   for (int64_t block = 0; block < blocks; ++block) {
     int64_t begin = block * kColumnBlock, end = std::min(width, begin + kColumnBlock);
     for (int64_t n = 0; n < rows; ++n) {
@@ -53,7 +55,7 @@ Tensor embedding(Tape& tape, const Tensor& table, const std::vector<int32_t>& id
   Tensor y = Tensor::empty({rows, width});  // (N, D)
   const float* source = table.data();
   float* target = y.data();
-#pragma omp parallel for schedule(static) if (rows * width > 32768)
+#pragma omp parallel for schedule(static) if (rows * width > kParallelWork)
   for (int64_t n = 0; n < rows; ++n) {
     std::memcpy(target + n * width, source + int64_t(ids[n]) * width, width * sizeof(float));
   }

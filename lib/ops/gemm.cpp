@@ -22,8 +22,8 @@ struct ReorderEntry {
 
 void check_operands(const MatrixView& a, const MatrixView& b, const MatrixView& c) {
   size_t rank = a.dims.size();
-  ATTN_CHECK(rank >= 2 && b.dims.size() == rank && c.dims.size() == rank, "gemm: ranks differ: a ",
-             to_string(a.dims), ", b ", to_string(b.dims), ", c ", to_string(c.dims));
+  ATTN_CHECK(rank >= 2 && b.dims.size() == rank && c.dims.size() == rank, "gemm: ranks differ: a ", to_string(a.dims),
+             ", b ", to_string(b.dims), ", c ", to_string(c.dims));
   ATTN_CHECK(a.cols() == b.rows() && c.rows() == a.rows() && c.cols() == b.cols(), "gemm: shapes do not chain: a ",
              to_string(a.dims), " x b ", to_string(b.dims), " -> c ", to_string(c.dims));
   for (size_t axis = 0; axis + 2 < rank; ++axis) {
@@ -42,8 +42,8 @@ Tensor to_bf16(const MatrixView& view) {
   dnn::CacheKey key("reorder_bf16");
   key.add(view.dims).add(view.strides);
   auto& entry = context.cache().get<ReorderEntry>(key.str(), [&] {
-    return ReorderEntry{dnnl::reorder(dnnl::reorder::primitive_desc(context.engine(), source_desc,
-                                                                     context.engine(), target_desc))};
+    return ReorderEntry{
+        dnnl::reorder(dnnl::reorder::primitive_desc(context.engine(), source_desc, context.engine(), target_desc))};
   });
   dnnl::memory source = dnn::wrap(source_desc, view.data);
   dnnl::memory target = dnn::wrap(target_desc, converted.raw());
@@ -94,7 +94,11 @@ void gemm(const MatrixView& a_in, const MatrixView& b_in, const MatrixView& c, c
 
   dnn::CacheKey key("matmul");
   key.add(a.dims).add(a.strides).add(int64_t(a.dtype)).add(b.dims).add(b.strides).add(int64_t(b.dtype));
-  key.add(c.dims).add(c.strides).add(options.alpha).add(int64_t(options.accumulate)).add(int64_t(options.bias != nullptr));
+  key.add(c.dims)
+      .add(c.strides)
+      .add(options.alpha)
+      .add(int64_t(options.accumulate))
+      .add(int64_t(options.bias != nullptr));
   auto& entry = context.cache().get<MatmulEntry>(key.str(), [&] {
     dnnl::primitive_attr attr;
     if (options.alpha != 1.f) attr.set_output_scales(0, {options.alpha});

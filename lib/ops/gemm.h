@@ -23,8 +23,8 @@ struct MatrixView {
 };
 
 struct GemmOptions {
-  float alpha = 1.f;           // c = alpha * a b
-  bool accumulate = false;     // c += alpha * a b (a sum post-op: how gradients add up)
+  float alpha = 1.f;            // c = alpha * a b
+  bool accumulate = false;      // c += alpha * a b (a sum post-op: how gradients add up)
   const float* bias = nullptr;  // (N), added to every row
 };
 

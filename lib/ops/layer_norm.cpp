@@ -74,7 +74,7 @@ LayerNormBackwardEntry& backward_entry(const Shape& rows, float epsilon) {
 void layer_norm_backward(const LayerNormSaved& saved) {
   if (!saved.y.has_grad()) return;
   const Shape& rows = saved.x.shape();
-  Tensor dx = Tensor::empty(rows);                    // (N, D)
+  Tensor dx = Tensor::empty(rows);                     // (N, D)
   Tensor dgamma = Tensor::empty(saved.gamma.shape());  // (D)
   Tensor dbeta = Tensor::empty(saved.beta.shape());    // (D)
   auto& context = dnn::Context::get();
@@ -100,8 +100,8 @@ Tensor layer_norm(Tape& tape, const Tensor& x_in, const Tensor& gamma, const Ten
              to_string(x_in.shape()));
   int64_t width = x_in.dim(-1);
   ATTN_CHECK(gamma.shape() == Shape{width} && beta.shape() == Shape{width}, "layer_norm: gamma ",
-             to_string(gamma.shape()), " and beta ", to_string(beta.shape()), " must both be (", width,
-             ") for input ", to_string(x_in.shape()));
+             to_string(gamma.shape()), " and beta ", to_string(beta.shape()), " must both be (", width, ") for input ",
+             to_string(x_in.shape()));
   Tensor x = x_in.view({x_in.numel() / width, width});  // (N, D)
   Tensor y = Tensor::empty(x.shape());                  // (N, D)
   bool training = tape.needs_grad(x, gamma, beta);

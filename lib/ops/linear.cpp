@@ -26,7 +26,8 @@ void linear_backward(const Tensor& x, const Tensor& weight, const Tensor& bias, 
   Tensor dy = y.grad();
   GemmOptions add{1.f, true, nullptr};
   if (x.requires_grad()) gemm(MatrixView::of(dy), MatrixView::of(weight), MatrixView::grad_of(x), add);
-  if (weight.requires_grad()) gemm(MatrixView::of(dy).transposed(), MatrixView::of(x), MatrixView::grad_of(weight), add);
+  if (weight.requires_grad())
+    gemm(MatrixView::of(dy).transposed(), MatrixView::of(x), MatrixView::grad_of(weight), add);
   if (bias.defined() && bias.requires_grad()) add_column_sums(dy, bias.grad());
 }
 
@@ -39,7 +40,7 @@ Tensor linear(Tape& tape, const Tensor& x_in, const Tensor& weight, const Tensor
              bias.defined() ? to_string(bias.shape()) : "", " does not fit weight ", to_string(weight.shape()));
   int64_t in_features = weight.dim(1), out_features = weight.dim(0);
   Tensor x = x_in.view({x_in.numel() / in_features, in_features});  // (M, K)
-  Tensor y = Tensor::empty({x.dim(0), out_features});                // (M, N)
+  Tensor y = Tensor::empty({x.dim(0), out_features});               // (M, N)
   gemm(MatrixView::of(x), MatrixView::of(weight).transposed(), MatrixView::of(y),
        GemmOptions{1.f, false, bias.defined() ? bias.data() : nullptr});
 

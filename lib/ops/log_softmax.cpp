@@ -8,8 +8,7 @@
 namespace attn::ops {
 
 Tensor log_softmax(Tape& tape, const Tensor& x) {
-  ATTN_CHECK(x.rank() >= 1 && x.dim(-1) > 0, "log_softmax: needs a non-empty last axis, got ",
-             to_string(x.shape()));
+  ATTN_CHECK(x.rank() >= 1 && x.dim(-1) > 0, "log_softmax: needs a non-empty last axis, got ", to_string(x.shape()));
   Tensor y = Tensor::empty(x.shape());  // (..., V)
   softmax_rows_forward(x, y, SoftmaxKind::log_softmax);
 

@@ -27,13 +27,17 @@ void matmul_backward(const Tensor& a, const Tensor& b, const Tensor& c, const Ma
   GemmOptions add{options.alpha, true, nullptr};
   if (a.requires_grad()) {
     MatrixView da = MatrixView::grad_of(a);
-    if (options.transpose_a) gemm(op_b, dc.transposed(), da, add);
-    else gemm(dc, op_b.transposed(), da, add);
+    if (options.transpose_a)
+      gemm(op_b, dc.transposed(), da, add);
+    else
+      gemm(dc, op_b.transposed(), da, add);
   }
   if (b.requires_grad()) {
     MatrixView db = MatrixView::grad_of(b);
-    if (options.transpose_b) gemm(dc.transposed(), op_a, db, add);
-    else gemm(op_a.transposed(), dc, db, add);
+    if (options.transpose_b)
+      gemm(dc.transposed(), op_a, db, add);
+    else
+      gemm(op_a.transposed(), dc, db, add);
   }
 }
 

@@ -1,12 +1,14 @@
 #include "ops/mul.h"
 
+#include "core/parallel.h"
+
 namespace attn::ops {
 
 namespace {
 
 // dst[i] += dy[i] * other[i]
 void add_product_into(float* dst, const float* dy, const float* other, int64_t count) {
-#pragma omp parallel for simd if (count > 32768) schedule(static)
+#pragma omp parallel for simd if (count > kParallelWork) schedule(static)
   for (int64_t i = 0; i < count; ++i) dst[i] += dy[i] * other[i];
 }
 
@@ -29,7 +31,7 @@ Tensor mul(Tape& tape, const Tensor& a, const Tensor& b) {
   const float* pb = b.data();
   float* py = y.data();
   int64_t count = y.numel();
-#pragma omp parallel for simd if (count > 32768) schedule(static)
+#pragma omp parallel for simd if (count > kParallelWork) schedule(static)
   for (int64_t i = 0; i < count; ++i) py[i] = pa[i] * pb[i];
 
   if (tape.needs_grad(a, b)) {

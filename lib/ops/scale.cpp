@@ -1,5 +1,6 @@
 #include "ops/scale.h"
 
+#include "core/parallel.h"
 #include "ops/accumulate.h"
 
 namespace attn::ops {
@@ -20,7 +21,7 @@ Tensor affine(Tape& tape, const Tensor& x, float factor, float value) {
   const float* px = x.data();
   float* py = y.data();
   int64_t count = y.numel();
-#pragma omp parallel for simd if (count > 32768) schedule(static)
+#pragma omp parallel for simd if (count > kParallelWork) schedule(static)
   for (int64_t i = 0; i < count; ++i) py[i] = factor * px[i] + value;
 
   if (tape.needs_grad(x)) {

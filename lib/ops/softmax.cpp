@@ -84,8 +84,9 @@ void softmax_rows_forward(const Tensor& x, const Tensor& y, SoftmaxKind kind) {
   Shape rows = rows_of(x);  // (N, S)
   auto desc = dnn::plain_desc(rows);
   auto& context = dnn::Context::get();
-  forward_entry(rows, kind).primitive.execute(
-      context.stream(), {{DNNL_ARG_SRC, dnn::wrap(desc, x.raw())}, {DNNL_ARG_DST, dnn::wrap(desc, y.raw())}});
+  forward_entry(rows, kind)
+      .primitive.execute(context.stream(),
+                         {{DNNL_ARG_SRC, dnn::wrap(desc, x.raw())}, {DNNL_ARG_DST, dnn::wrap(desc, y.raw())}});
 }
 
 // With p = softmax(z), dy = grad(y), per row:
@@ -93,13 +94,14 @@ void softmax_rows_forward(const Tensor& x, const Tensor& y, SoftmaxKind kind) {
 //   log_softmax:  y = log p,  dz_j = dy_j - p_j sum_k dy_k
 // oneDNN overwrites diff_src, so it writes a scratch tensor that is then added into grad(x).
 void softmax_rows_backward(const Tensor& y, const Tensor& x, SoftmaxKind kind) {
-  Shape rows = rows_of(y);                    // (N, S)
-  Tensor dz = Tensor::empty(y.shape());       // (..., S) scratch
+  Shape rows = rows_of(y);               // (N, S)
+  Tensor dz = Tensor::empty(y.shape());  // (..., S) scratch
   auto desc = dnn::plain_desc(rows);
   auto& context = dnn::Context::get();
-  backward_entry(rows, kind).primitive.execute(context.stream(), {{DNNL_ARG_DST, dnn::wrap(desc, y.raw())},
-                                                                  {DNNL_ARG_DIFF_DST, dnn::wrap(desc, y.grad().raw())},
-                                                                  {DNNL_ARG_DIFF_SRC, dnn::wrap(desc, dz.raw())}});
+  backward_entry(rows, kind)
+      .primitive.execute(context.stream(), {{DNNL_ARG_DST, dnn::wrap(desc, y.raw())},
+                                            {DNNL_ARG_DIFF_DST, dnn::wrap(desc, y.grad().raw())},
+                                            {DNNL_ARG_DIFF_SRC, dnn::wrap(desc, dz.raw())}});
   accumulate_grad(x, dz);
 }
 
@@ -108,7 +110,7 @@ Tensor softmax(Tape& tape, const Tensor& x, const Tensor& mask) {
   Tensor y = Tensor::empty(x.shape());  // (..., S)
   if (mask.defined()) {
     check_mask(x, mask);
-    add_mask(x, mask, y);                             // y = x + mask
+    add_mask(x, mask, y);                              // y = x + mask
     softmax_rows_forward(y, y, SoftmaxKind::softmax);  // in place
   } else {
     softmax_rows_forward(x, y, SoftmaxKind::softmax);

@@ -1,7 +1,6 @@
 #include "train/progress_log.h"
 
 #include <cmath>
-
 #include <spdlog/spdlog.h>
 
 #include "core/check.h"
@@ -24,9 +23,12 @@ std::string format_duration(double seconds) {
   long total = std::lround(seconds);
   long hours = total / 3600, minutes = (total % 3600) / 60, secs = total % 60;
   char text[32];
-  if (hours > 0) std::snprintf(text, sizeof text, "%ldh%02ldm", hours, minutes);
-  else if (minutes > 0) std::snprintf(text, sizeof text, "%ldm%02lds", minutes, secs);
-  else std::snprintf(text, sizeof text, "%lds", secs);
+  if (hours > 0)
+    std::snprintf(text, sizeof text, "%ldh%02ldm", hours, minutes);
+  else if (minutes > 0)
+    std::snprintf(text, sizeof text, "%ldm%02lds", minutes, secs);
+  else
+    std::snprintf(text, sizeof text, "%lds", secs);
   return text;
 }
 

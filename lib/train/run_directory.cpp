@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <fstream>
-
 #include <spdlog/spdlog.h>
 
 #include "io/checkpoint.h"
@@ -66,8 +65,9 @@ LoadedRun load_run(const std::string& dir) {
       Vocabularies{data::Vocab::load(run.paths.source_vocab), data::Vocab::load(run.paths.target_vocab)});
   run.model = models::make_model(run.config, {run.vocab->source.size(), run.vocab->target.size()});
   run.checkpoint = fs::exists(run.paths.best_checkpoint) ? run.paths.best_checkpoint : run.paths.last_checkpoint;
-  ATTN_CHECK(fs::exists(run.checkpoint), dir, " has no checkpoint yet (", fs::path(run.paths.best_checkpoint).filename().string(),
-             " or ", fs::path(run.paths.last_checkpoint).filename().string(), ")");
+  ATTN_CHECK(fs::exists(run.checkpoint), dir, " has no checkpoint yet (",
+             fs::path(run.paths.best_checkpoint).filename().string(), " or ",
+             fs::path(run.paths.last_checkpoint).filename().string(), ")");
   io::load_parameters(io::load_checkpoint(run.checkpoint), run.model->parameters());
   return run;
 }

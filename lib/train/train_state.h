@@ -11,16 +11,16 @@
 namespace attn::train {
 
 struct TrainState {
-  int64_t step = 0;                    // optimizer steps taken
-  data::BatcherPosition batcher;       // next batch to read
-  uint64_t dropout_rng_counter = 0;    // position in the dropout stream
+  int64_t step = 0;                                               // optimizer steps taken
+  data::BatcherPosition batcher;                                  // next batch to read
+  uint64_t dropout_rng_counter = 0;                               // position in the dropout stream
   double best_metric = std::numeric_limits<double>::quiet_NaN();  // NaN: no validation yet
   int64_t best_step = 0;
   int validations_without_improvement = 0;
   int nonfinite_in_a_row = 0;
-  int64_t skipped_steps = 0;           // steps dropped for a non-finite loss or gradient
-  int64_t target_tokens = 0;           // seen so far
-  double elapsed_seconds = 0;          // training wall time, across resumes
+  int64_t skipped_steps = 0;   // steps dropped for a non-finite loss or gradient
+  int64_t target_tokens = 0;   // seen so far
+  double elapsed_seconds = 0;  // training wall time, across resumes
 
   nlohmann::json to_json() const;
   static TrainState from_json(const nlohmann::json& json);

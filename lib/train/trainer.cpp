@@ -4,7 +4,6 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-
 #include <spdlog/spdlog.h>
 
 #include "data/batcher.h"
@@ -29,9 +28,7 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // Sums over one optimizer step (all accumulated batches).
 struct StepStats {
@@ -78,7 +75,10 @@ class TrainingRun {
   Clock::time_point session_start_ = Clock::now();
 };
 
-Vocabularies prepare_run_directory(const io::Config& config, const RunPaths& paths) {
+Vocabularies prepare_run_directory(const io::Config& config, const RunPaths& paths, bool resume) {
+  // Never overwrite a run by accident: an existing run continues only when asked to.
+  ATTN_CHECK(resume || !fs::exists(paths.last_checkpoint), paths.dir,
+             " already holds a run; continue it with --resume, or set another output_dir");
   fs::create_directories(paths.dir);
   std::ofstream(paths.config) << io::config_to_string(config) << '\n';
   return prepare_vocabularies(config, paths);
@@ -91,27 +91,28 @@ std::unique_ptr<data::Batcher> make_batcher(const io::Config& config, const Voca
                corpus.examples.size(), corpus.skipped(), corpus.skipped_long, config.data.max_len,
                corpus.skipped_empty);
   ATTN_CHECK(!corpus.examples.empty(), "no training pair left after filtering ", config.data.train_src);
-  data::BatcherOptions options{config.train.batch_tokens, config.train.pad_multiple, static_cast<uint64_t>(config.train.seed), true};
+  data::BatcherOptions options{config.train.batch_tokens, config.train.pad_multiple,
+                               static_cast<uint64_t>(config.train.seed), true};
   return std::make_unique<data::Batcher>(std::move(corpus.examples), options);
 }
 
 TrainingRun::TrainingRun(const io::Config& config, const TrainOptions& options)
     : config_(config),
       paths_(run_paths(config.output_dir, config.vocab.joint)),
-      vocab_(prepare_run_directory(config, paths_)),
+      vocab_(prepare_run_directory(config, paths_, options.resume)),
       dropout_rng_(static_cast<uint64_t>(config.train.seed) * 0x9e3779b97f4a7c15ull + 1) {
   batcher_ = make_batcher(config, vocab_);
   model_ = models::make_model(config, {vocab_.source.size(), vocab_.target.size()});
   const io::TrainConfig& t = config.train;
   adam_ = std::make_unique<optim::Adam>(
-      model_->parameters(), optim::AdamOptions{float(t.adam_beta1), float(t.adam_beta2), float(t.adam_epsilon),
-                                               float(t.weight_decay), true});
+      model_->parameters(),
+      optim::AdamOptions{float(t.adam_beta1), float(t.adam_beta2), float(t.adam_epsilon), float(t.weight_decay), true});
   schedule_ = {optim::parse_schedule(t.schedule), float(t.learning_rate), t.warmup_steps,
                config.model.transformer.d_model};
   validator_ = std::make_unique<Validator>(config, vocab_);
   log_ = std::make_unique<ProgressLog>(paths_.log);
-  spdlog::info("model: {} with {} parameters; {} batches per epoch", model_->family(), model_->parameters().parameter_count(),
-               batcher_->batches_per_epoch());
+  spdlog::info("model: {} with {} parameters; {} batches per epoch", model_->family(),
+               model_->parameters().parameter_count(), batcher_->batches_per_epoch());
   if (options.resume) load_resume_state();
 }
 
@@ -173,10 +174,16 @@ void TrainingRun::report(const StepStats& stats) {
   double eta = std::numeric_limits<double>::infinity();
   if (config_.train.max_steps > 0) eta = (config_.train.max_steps - state_.step) * seconds_per_step;
   if (config_.train.max_time.seconds > 0) eta = std::min(eta, config_.train.max_time.seconds - elapsed());
-  nlohmann::json record = {{"type", "train"},  {"step", state_.step},       {"epoch", batcher_->epoch()},
-                           {"loss", loss},     {"ppl", perplexity},         {"lr", lr},
-                           {"grad_norm", stats.grad_norm}, {"tokens_per_s", tokens_per_second},
-                           {"elapsed_s", elapsed()}, {"skipped_steps", state_.skipped_steps}};
+  nlohmann::json record = {{"type", "train"},
+                           {"step", state_.step},
+                           {"epoch", batcher_->epoch()},
+                           {"loss", loss},
+                           {"ppl", perplexity},
+                           {"lr", lr},
+                           {"grad_norm", stats.grad_norm},
+                           {"tokens_per_s", tokens_per_second},
+                           {"elapsed_s", elapsed()},
+                           {"skipped_steps", state_.skipped_steps}};
   log_->write(record, fmt::format("step {:>6} | epoch {:>2} | loss {:.3f} | ppl {:7.2f} | lr {:.2e} | "
                                   "{:6.0f} tok/s | elapsed {} | ETA {}",
                                   state_.step, batcher_->epoch(), loss, perplexity, lr, tokens_per_second,
@@ -196,12 +203,12 @@ bool TrainingRun::validate() {
   } else {
     ++state_.validations_without_improvement;
   }
-  nlohmann::json record = {{"type", "valid"},  {"step", state_.step}, {"loss", result.loss},
-                           {"ppl", result.perplexity}, {"bleu", result.bleu}, {"chrf", result.chrf},
-                           {"best", improved}, {"elapsed_s", elapsed()}};
-  log_->write(record, fmt::format("valid step {:>6} | loss {:.3f} | ppl {:.2f} | BLEU {:.2f} | chrF {:.2f}{}",
-                                  state_.step, result.loss, result.perplexity, result.bleu, result.chrf,
-                                  improved ? " | new best" : ""));
+  nlohmann::json record = {{"type", "valid"},          {"step", state_.step},   {"loss", result.loss},
+                           {"ppl", result.perplexity}, {"bleu", result.bleu},   {"chrf", result.chrf},
+                           {"best", improved},         {"elapsed_s", elapsed()}};
+  log_->write(record,
+              fmt::format("valid step {:>6} | loss {:.3f} | ppl {:.2f} | BLEU {:.2f} | chrF {:.2f}{}", state_.step,
+                          result.loss, result.perplexity, result.bleu, result.chrf, improved ? " | new best" : ""));
   int patience = config_.train.patience;
   return patience == 0 || state_.validations_without_improvement < patience;
 }

@@ -1,10 +1,6 @@
 // End-to-end tests of the programs: attn-train on a tiny synthetic corpus, then attn-translate
 // and attn-score on its run directory, and attn-train's answers to bad configs. Each program
 // runs through std::system with stdout and stderr redirected to files in a temporary directory.
-#include <catch2/catch.hpp>
-
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -13,8 +9,10 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <sys/wait.h>
 #include <vector>
 
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include "temp_dir.h"
@@ -56,8 +54,8 @@ std::string quoted(const std::string& path) { return "'" + path + "'"; }
 Result run(const TempDir& dir, const std::string& program, const std::string& arguments,
            const std::string& input = "/dev/null") {
   const std::string out = dir.file("stdout.txt"), err = dir.file("stderr.txt");
-  const std::string command = quoted(kApps + program) + " " + arguments + " < " + quoted(input) + " > " +
-                              quoted(out) + " 2> " + quoted(err);
+  const std::string command =
+      quoted(kApps + program) + " " + arguments + " < " + quoted(input) + " > " + quoted(out) + " 2> " + quoted(err);
   int status = std::system(command.c_str());
   Result result;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -104,22 +102,35 @@ std::string write_tiny_setup(const TempDir& dir) {
   write_lines(dir.file("train.tgt"), train.tgt);
   write_lines(dir.file("valid.src"), valid.src);
   write_lines(dir.file("valid.tgt"), valid.tgt);
-  json config = {
-      {"output_dir", dir.file("run")},
-      {"data",
-       {{"train_src", dir.file("train.src")}, {"train_tgt", dir.file("train.tgt")},
-        {"valid_src", dir.file("valid.src")}, {"valid_tgt", dir.file("valid.tgt")}, {"max_len", 40}}},
-      {"vocab", {{"type", "unigram"}, {"size", 64}, {"joint", true}}},
-      {"model",
-       {{"type", "transformer"},
-        {"transformer",
-         {{"d_model", 16}, {"heads", 2}, {"ffn_dim", 32}, {"encoder_layers", 1}, {"decoder_layers", 1},
-          {"max_positions", 64}}}}},
-      // One thread: ctest runs two tests at a time on a small machine.
-      {"train",
-       {{"threads", 1}, {"batch_tokens", 256}, {"max_steps", 40}, {"valid_every", 20}, {"save_every", 20},
-        {"log_every", 10}, {"learning_rate", 0.01}, {"warmup_steps", 10}, {"valid_metric", "loss"}}},
-      {"decode", {{"beam", 1}, {"batch_size", 3}}}};
+  json config = {{"output_dir", dir.file("run")},
+                 {"data",
+                  {{"train_src", dir.file("train.src")},
+                   {"train_tgt", dir.file("train.tgt")},
+                   {"valid_src", dir.file("valid.src")},
+                   {"valid_tgt", dir.file("valid.tgt")},
+                   {"max_len", 40}}},
+                 {"vocab", {{"type", "unigram"}, {"size", 64}, {"joint", true}}},
+                 {"model",
+                  {{"type", "transformer"},
+                   {"transformer",
+                    {{"d_model", 16},
+                     {"heads", 2},
+                     {"ffn_dim", 32},
+                     {"encoder_layers", 1},
+                     {"decoder_layers", 1},
+                     {"max_positions", 64}}}}},
+                 // One thread: ctest runs two tests at a time on a small machine.
+                 {"train",
+                  {{"threads", 1},
+                   {"batch_tokens", 256},
+                   {"max_steps", 40},
+                   {"valid_every", 20},
+                   {"save_every", 20},
+                   {"log_every", 10},
+                   {"learning_rate", 0.01},
+                   {"warmup_steps", 10},
+                   {"valid_metric", "loss"}}},
+                 {"decode", {{"beam", 1}, {"batch_size", 3}}}};
   std::ofstream(dir.file("config.json")) << config.dump(2) << '\n';
   return dir.file("config.json");
 }
@@ -145,8 +156,8 @@ TEST_CASE("attn-train, attn-translate and attn-score work end to end on a tiny c
   INFO("attn-train stderr:\n" << trained.err);
   REQUIRE(trained.exit_code == 0);
   CHECK(trained.out.empty());  // logs go to stderr
-  for (const char* name : {"config.json", "spm.model", "checkpoint.best.safetensors", "checkpoint.last.safetensors",
-                           "train.log.jsonl"})
+  for (const char* name :
+       {"config.json", "spm.model", "checkpoint.best.safetensors", "checkpoint.last.safetensors", "train.log.jsonl"})
     CHECK(std::filesystem::exists(run_dir + "/" + name));
   const std::string log = run_dir + "/train.log.jsonl";
   CHECK(logged_steps(log, "train") == std::vector<int64_t>{10, 20, 30, 40});
@@ -212,8 +223,9 @@ TEST_CASE("attn-train, attn-translate and attn-score work end to end on a tiny c
   }
 
   SECTION("attn-score gives BLEU 100 and chrF 100 for a file against itself") {
-    Result scored = run(dir, "attn-score", "--ref " + quoted(dir.file("valid.tgt")) + " --hyp " +
-                                               quoted(dir.file("valid.tgt")) + " --json");
+    Result scored =
+        run(dir, "attn-score",
+            "--ref " + quoted(dir.file("valid.tgt")) + " --hyp " + quoted(dir.file("valid.tgt")) + " --json");
     INFO("attn-score stderr:\n" << scored.err);
     REQUIRE(scored.exit_code == 0);
     json report = json::parse(scored.out);

@@ -1,5 +1,6 @@
-#include <catch2/catch.hpp>
 #include <cmath>
+
+#include <catch2/catch.hpp>
 
 #include "core/init.h"
 #include "core/parameter_store.h"

@@ -1,11 +1,10 @@
 #include "data/data_fixtures.h"
 
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <unistd.h>
 
 #include "core/check.h"
 #include "core/rng.h"

@@ -1,7 +1,7 @@
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <set>
+
+#include <catch2/catch.hpp>
 
 #include "core/check.h"
 #include "core/rng.h"

@@ -26,8 +26,8 @@ TEST_CASE("read_parallel names both files and counts when lengths differ", "[dat
   const std::string src = directory.file("train.en"), tgt = directory.file("train.it");
   write_file(src, "a\nb\nc\n");
   write_file(tgt, "x\ny\n");
-  CHECK_THROWS_WITH(data::read_parallel(src, tgt), Catch::Contains(src) && Catch::Contains(tgt) &&
-                                                       Catch::Contains("3") && Catch::Contains("2"));
+  CHECK_THROWS_WITH(data::read_parallel(src, tgt),
+                    Catch::Contains(src) && Catch::Contains(tgt) && Catch::Contains("3") && Catch::Contains("2"));
   write_file(tgt, "x\ny\nz\n");
   auto text = data::read_parallel(src, tgt);
   CHECK(text.src == std::vector<std::string>{"a", "b", "c"});

@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include <sentencepiece_trainer.h>
+
+#include <catch2/catch.hpp>
 
 #include "core/check.h"
 #include "data/data_fixtures.h"
@@ -86,9 +86,11 @@ TEST_CASE("a model with other special ids is refused", "[data][vocab]") {
   const std::string corpus = directory.file("corpus.txt");
   testing::write_file(corpus, testing::synthetic_text(200, 3));
   // SentencePiece's own defaults: unk 0, bos 1, eos 2, no pad.
-  auto status = sentencepiece::SentencePieceTrainer::Train(
-      {{"input", corpus}, {"model_prefix", directory.file("default")}, {"vocab_size", "60"},
-       {"hard_vocab_limit", "false"}, {"minloglevel", "2"}});
+  auto status = sentencepiece::SentencePieceTrainer::Train({{"input", corpus},
+                                                            {"model_prefix", directory.file("default")},
+                                                            {"vocab_size", "60"},
+                                                            {"hard_vocab_limit", "false"},
+                                                            {"minloglevel", "2"}});
   REQUIRE(status.ok());
   CHECK_THROWS_WITH(Vocab::load(directory.file("default.model")), Catch::Contains("special ids"));
 }

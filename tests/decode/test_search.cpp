@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include <cmath>
+
+#include <catch2/catch.hpp>
 
 #include "data/vocab.h"
 #include "decode/search.h"
@@ -117,8 +117,10 @@ TEST_CASE("search never exceeds max_len_ratio * source length + max_len_extra", 
     all.push_back(greedy[s]);
     for (const auto& hypothesis : all) {
       CHECK(int64_t(hypothesis.tokens.size()) <= limit);
-      if (options.eos_id < 0) CHECK(int64_t(hypothesis.tokens.size()) == limit);
-      else CHECK((ends_in_eos(hypothesis) || int64_t(hypothesis.tokens.size()) == limit));
+      if (options.eos_id < 0)
+        CHECK(int64_t(hypothesis.tokens.size()) == limit);
+      else
+        CHECK((ends_in_eos(hypothesis) || int64_t(hypothesis.tokens.size()) == limit));
     }
   }
 }

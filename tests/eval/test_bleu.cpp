@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include <cmath>
+
+#include <catch2/catch.hpp>
 
 #include "core/check.h"
 #include "eval/bleu.h"
@@ -96,8 +96,7 @@ TEST_CASE("BLEU with no matching word is 0 with zero precisions", "[eval][bleu]"
 }
 
 TEST_CASE("BLEU rejects mismatched counts, empty corpora and empty references", "[eval][bleu]") {
-  CHECK_THROWS_WITH(corpus_bleu({"a", "b", "c"}, {"a", "b"}),
-                    Catch::Contains("3 lines") && Catch::Contains("have 2"));
+  CHECK_THROWS_WITH(corpus_bleu({"a", "b", "c"}, {"a", "b"}), Catch::Contains("3 lines") && Catch::Contains("have 2"));
   CHECK_THROWS_AS(corpus_bleu({}, {}), attn::Error);
   CHECK_THROWS_WITH(corpus_bleu({"a", "b"}, {"a", ""}), Catch::Contains("line 2"));
 }

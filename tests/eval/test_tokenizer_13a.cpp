@@ -54,6 +54,6 @@ TEST_CASE("unicode helpers follow Python's whitespace set and escape invalid byt
   CHECK(split_whitespace("a\u2009b  c") == std::vector<std::string>{"a", "b", "c"});
   CHECK(rstrip_whitespace("ab \u3000\r") == "ab");
   CHECK(decode_utf8("\xC3\xA9x") == U"\u00e9x");
-  CHECK(decode_utf8("\xFFx") == U"\xDCFFx");   // invalid byte -> U+DC00 + byte
+  CHECK(decode_utf8("\xFFx") == U"\xDCFFx");          // invalid byte -> U+DC00 + byte
   CHECK(decode_utf8("\xC0\xAF") == U"\xDCC0\xDCAF");  // overlong '/' rejected byte by byte
 }

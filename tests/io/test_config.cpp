@@ -1,15 +1,15 @@
-#include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+
+#include <catch2/catch.hpp>
 
 #include "io/config.h"
 
 using namespace attn;
 using namespace attn::io;
-using nlohmann::json;
 using Catch::Matchers::Contains;
+using nlohmann::json;
 
 namespace {
 
@@ -162,7 +162,8 @@ TEST_CASE("bad set assignments are rejected", "[io][config]") {
   CHECK_THAT(error_of([] { with_overrides({"=3"}); }), Contains("malformed override"));
   CHECK_THAT(error_of([] { with_overrides({"train..seed=3"}); }), Contains("malformed override key"));
   json j = {{"output_dir", "runs/a"}};
-  CHECK(error_of([&] { apply_override(j, "output_dir.x=3"); }) == "cannot set output_dir.x: output_dir is not an object");
+  CHECK(error_of([&] { apply_override(j, "output_dir.x=3"); }) ==
+        "cannot set output_dir.x: output_dir is not an object");
 }
 
 TEST_CASE("durations read seconds or h/m/s strings", "[io][config]") {
@@ -194,11 +195,13 @@ TEST_CASE("validation names the out-of-range key and value", "[io][config]") {
   CHECK(error_of_json({{"model", {{"transformer", {{"dropout", -0.1}}}}}}) ==
         "model.transformer.dropout must be in [0, 1); got -0.1");
   CHECK(error_of_json({{"model", {{"rnn", {{"dropout", 1.0}}}}}}) == "model.rnn.dropout must be in [0, 1); got 1");
-  CHECK(error_of_json({{"model", {{"type", "rnm"}}}}) == "model.type must be one of \"transformer\", \"rnn\"; got \"rnm\"");
+  CHECK(error_of_json({{"model", {{"type", "rnm"}}}}) ==
+        "model.type must be one of \"transformer\", \"rnn\"; got \"rnm\"");
   CHECK(error_of_json({{"vocab", {{"size", 15}}}}) == "vocab.size must be >= 16; got 15");
   CHECK_THAT(error_of_json({{"vocab", {{"joint", false}}}}), Contains("model.shared_embeddings requires vocab.joint"));
   CHECK_THAT(error_of_json({{"decode", {{"nbest", 6}}}}), Contains("decode.nbest (6) must be <= decode.beam (5)"));
-  CHECK_THAT(error_of_json({{"data", {{"max_len", 300}}}}), Contains("model.transformer.max_positions (256) must be >="));
+  CHECK_THAT(error_of_json({{"data", {{"max_len", 300}}}}),
+             Contains("model.transformer.max_positions (256) must be >="));
   // The same long data is fine for an RNN, which has no position table.
   CHECK(config_from_json({{"data", {{"max_len", 300}}}, {"model", {{"type", "rnn"}}}}).data.max_len == 300);
 }
@@ -239,13 +242,19 @@ struct Inner {
   float scale = 0.1f;
   std::vector<std::string> names{"a", "b"};
   template <class V>
-  void visit(V& v) { v("scale", scale); v("names", names); }
+  void visit(V& v) {
+    v("scale", scale);
+    v("names", names);
+  }
 };
 struct Outer {
   std::int64_t big = 0;
   Inner inner;
   template <class V>
-  void visit(V& v) { v("big", big); v("inner", inner); }
+  void visit(V& v) {
+    v("big", big);
+    v("inner", inner);
+  }
 };
 
 }  // namespace
@@ -262,6 +271,7 @@ TEST_CASE("read_struct and write_struct handle floats, string lists and nesting"
   CHECK(back.inner.scale == 2.5f);
 
   Outer bad;
-  CHECK(error_of([&] { read_struct(json{{"inner", {{"names", {"x", 3}}}}}, bad, "root"); }) ==
-        "config key root.inner.names[1]: expected a string, got 3");
+  CHECK(error_of([&] {
+          read_struct(json{{"inner", {{"names", {"x", 3}}}}}, bad, "root");
+        }) == "config key root.inner.names[1]: expected a string, got 3");
 }

@@ -1,9 +1,9 @@
-#include <unistd.h>
-
-#include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include "io/safetensors.h"

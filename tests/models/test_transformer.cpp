@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include <cmath>
+
+#include <catch2/catch.hpp>
 
 #include "decode/search.h"
 #include "grad_check.h"
@@ -8,8 +8,8 @@
 #include "tiny_models.h"
 
 using namespace attn;
-using attn::testing::batch_of;
 using attn::testing::batch_loss;
+using attn::testing::batch_of;
 using attn::testing::make_examples;
 using attn::testing::tiny_transformer;
 
@@ -74,7 +74,7 @@ TEST_CASE("transformer gradients match finite differences through the whole mode
   float* values = store.values();
   const float step = 1e-2f;
   int mismatches = 0;
-  for (int64_t i = 0; i < store.size(); ++i) {
+  for (int64_t i = 0; i < int64_t(store.size()); ++i) {
     float original = values[i];
     values[i] = original + step;
     double plus = batch_loss(*model, batch, 0.1f);
@@ -88,7 +88,8 @@ TEST_CASE("transformer gradients match finite differences through the whole mode
       for (const auto& parameter : store.parameters())
         if (parameter.tensor.data() <= values + i && values + i < parameter.tensor.data() + parameter.tensor.numel())
           name = parameter.name + "[" + std::to_string(values + i - parameter.tensor.data()) + "]";
-      if (mismatches < 20) UNSCOPED_INFO(name << " element " << i << ": analytic " << analytic[i] << " numeric " << numeric);
+      if (mismatches < 20)
+        UNSCOPED_INFO(name << " element " << i << ": analytic " << analytic[i] << " numeric " << numeric);
     }
   }
   CHECK(mismatches == 0);

@@ -1,7 +1,7 @@
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <cmath>
+
+#include <catch2/catch.hpp>
 
 #include "decode/search.h"
 #include "decode/translator.h"
@@ -28,9 +28,14 @@ std::vector<float> logits_of(const models::Seq2SeqModel& model, const data::Batc
 // Sequence reversal over ids 4..10: the decoder must find each output token by its position
 // in the source, which only the positional encoding tells it.
 const std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>> kReversal = {
-    {{4, 5, 6}, {6, 5, 4}},       {{7, 8}, {8, 7}},          {{9, 10, 4, 5}, {5, 4, 10, 9}},
-    {{6}, {6}},                   {{10, 9, 8}, {8, 9, 10}},  {{5, 7, 9, 4}, {4, 9, 7, 5}},
-    {{8, 4}, {4, 8}},             {{7, 6, 5, 10, 9}, {9, 10, 5, 6, 7}}};
+    {{4, 5, 6}, {6, 5, 4}},
+    {{7, 8}, {8, 7}},
+    {{9, 10, 4, 5}, {5, 4, 10, 9}},
+    {{6}, {6}},
+    {{10, 9, 8}, {8, 9, 10}},
+    {{5, 7, 9, 4}, {4, 9, 7, 5}},
+    {{8, 4}, {4, 8}},
+    {{7, 6, 5, 10, 9}, {9, 10, 5, 6, 7}}};
 
 models::TransformerOptions small_options() {
   models::TransformerOptions options = attn::testing::tiny_transformer_options();

@@ -12,7 +12,8 @@ models::TransformerOptions tiny_transformer_options();
 std::unique_ptr<models::TransformerModel> tiny_transformer(uint64_t seed = 3);
 
 // Examples from token lists (eos appended to both sides); ids must be in 4..10.
-std::vector<data::Example> make_examples(const std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>>& pairs);
+std::vector<data::Example> make_examples(
+    const std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>>& pairs);
 // One batch of all examples, padded to a multiple of pad_multiple.
 data::Batch batch_of(const std::vector<data::Example>& examples, int pad_multiple = 8);
 

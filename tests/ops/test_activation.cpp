@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include <cmath>
+
+#include <catch2/catch.hpp>
 
 #include "dnnl/context.h"
 #include "grad_check.h"
@@ -14,10 +14,14 @@ namespace {
 
 float reference(ops::Activation kind, float x) {
   switch (kind) {
-    case ops::Activation::relu: return x > 0.f ? x : 0.f;
-    case ops::Activation::gelu: return 0.5f * x * (1.f + std::erf(x / std::sqrt(2.f)));
-    case ops::Activation::tanh: return std::tanh(x);
-    case ops::Activation::sigmoid: return 1.f / (1.f + std::exp(-x));
+    case ops::Activation::relu:
+      return x > 0.f ? x : 0.f;
+    case ops::Activation::gelu:
+      return 0.5f * x * (1.f + std::erf(x / std::sqrt(2.f)));
+    case ops::Activation::tanh:
+      return std::tanh(x);
+    case ops::Activation::sigmoid:
+      return 1.f / (1.f + std::exp(-x));
   }
   return 0.f;
 }
@@ -87,7 +91,8 @@ TEST_CASE("activation backward adds to an existing gradient", "[ops][activation]
 TEST_CASE("parse_activation reads names and lists the valid ones on error", "[ops][activation]") {
   for (ops::Activation kind : kAll) CHECK(ops::parse_activation(ops::activation_name(kind)) == kind);
   CHECK(ops::parse_activation("gelu") == ops::Activation::gelu);
-  CHECK_THROWS_WITH(ops::parse_activation("swish"), Catch::Contains("swish") && Catch::Contains("relu, gelu, tanh, sigmoid"));
+  CHECK_THROWS_WITH(ops::parse_activation("swish"),
+                    Catch::Contains("swish") && Catch::Contains("relu, gelu, tanh, sigmoid"));
 }
 
 TEST_CASE("activation reuses its cached primitives", "[ops][activation][cache]") {

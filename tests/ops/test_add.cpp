@@ -23,14 +23,14 @@ TEST_CASE("add repeats a trailing-shape b over a's leading axes", "[ops][add]") 
   std::vector<float> expected{100, 201, 302, 403, 504, 605, 106, 207, 308, 409, 510, 611};
   CHECK(ops::add(tape, a, b).to_vector() == expected);
   Tensor row = Tensor::from_vector({3}, {1, 2, 3});  // (D): repeats over B and T
-  CHECK(ops::add(tape, a, row).to_vector() ==
-        std::vector<float>{1, 3, 5, 4, 6, 8, 7, 9, 11, 10, 12, 14});
+  CHECK(ops::add(tape, a, row).to_vector() == std::vector<float>{1, 3, 5, 4, 6, 8, 7, 9, 11, 10, 12, 14});
 }
 
 TEST_CASE("add rejects shapes that are not a's shape or its trailing dims", "[ops][add]") {
   Tape tape;
   Tensor a = Tensor::zeros({2, 3, 4});
-  CHECK_THROWS_WITH(ops::add(tape, a, Tensor::zeros({2, 3})), Catch::Contains("(2, 3)") && Catch::Contains("(2, 3, 4)"));
+  CHECK_THROWS_WITH(ops::add(tape, a, Tensor::zeros({2, 3})),
+                    Catch::Contains("(2, 3)") && Catch::Contains("(2, 3, 4)"));
   CHECK_THROWS_AS(ops::add(tape, a, Tensor::zeros({1, 2, 3, 4})), Error);
   CHECK_THROWS_AS(ops::sub(tape, a, Tensor::zeros({4, 3})), Error);
 }

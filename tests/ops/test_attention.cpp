@@ -1,7 +1,7 @@
-#include <catch2/catch.hpp>
-
 #include <cmath>
 #include <sstream>
+
+#include <catch2/catch.hpp>
 
 #include "grad_check.h"
 #include "ops/attention.h"
@@ -219,7 +219,8 @@ TEST_CASE("attention rejects mismatched shapes naming them", "[ops][attention]")
   Tensor q = Tensor::zeros({1, 2, 3, 4});
   Tensor k = Tensor::zeros({1, 2, 5, 4});
   Tensor v_bad = Tensor::zeros({1, 2, 5, 3});
-  CHECK_THROWS_WITH(ops::attention(tape, q, k, v_bad), Catch::Contains("(1, 2, 5, 3)") && Catch::Contains("(1, 2, 5, 4)"));
+  CHECK_THROWS_WITH(ops::attention(tape, q, k, v_bad),
+                    Catch::Contains("(1, 2, 5, 3)") && Catch::Contains("(1, 2, 5, 4)"));
   ops::AttentionOptions options;
   options.key_lengths = {6};
   CHECK_THROWS_WITH(ops::attention(tape, q, k, k, options), Catch::Contains("key length 6"));

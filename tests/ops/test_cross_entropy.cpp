@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include <cmath>
+
+#include <catch2/catch.hpp>
 
 #include "grad_check.h"
 #include "ops/cross_entropy.h"
@@ -47,7 +47,7 @@ testing::Function loss_of(std::vector<int32_t> targets, ops::CrossEntropyOptions
 
 TEST_CASE("cross_entropy matches a double reference with and without smoothing", "[ops][cross_entropy]") {
   Tensor logits = Tensor::from_vector({3, 4}, {1.f, 2.f, 0.5f, -1.f,  //
-                                               0.f, 0.f, 0.f, 0.f,     //
+                                               0.f, 0.f, 0.f, 0.f,    //
                                                3.f, -2.f, 1.f, 0.25f});
   std::vector<int32_t> targets{2, 0, 3};
   for (float eps : {0.f, 0.1f}) {

@@ -18,8 +18,7 @@ TEST_CASE("split_heads places x[b, t, h * Dh + e] at y[b, h, t, e]", "[ops][head
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h)
       for (int64_t t = 0; t < T; ++t)
-        for (int64_t e = 0; e < Dh; ++e)
-          CHECK(out[((b * H + h) * T + t) * Dh + e] == in[(b * T + t) * D + h * Dh + e]);
+        for (int64_t e = 0; e < Dh; ++e) CHECK(out[((b * H + h) * T + t) * Dh + e] == in[(b * T + t) * D + h * Dh + e]);
 }
 
 TEST_CASE("split_heads then merge_heads round-trips exactly", "[ops][heads]") {

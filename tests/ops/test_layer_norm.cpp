@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include <cmath>
+
+#include <catch2/catch.hpp>
 
 #include "grad_check.h"
 #include "ops/layer_norm.h"

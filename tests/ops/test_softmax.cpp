@@ -1,7 +1,7 @@
-#include <catch2/catch.hpp>
-
 #include <cmath>
 #include <functional>
+
+#include <catch2/catch.hpp>
 
 #include "grad_check.h"
 #include "ops/masks.h"

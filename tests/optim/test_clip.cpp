@@ -1,6 +1,7 @@
-#include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
+
+#include <catch2/catch.hpp>
 
 #include "core/parameter_store.h"
 #include "optim/clip.h"
