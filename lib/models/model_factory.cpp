@@ -1,6 +1,7 @@
 #include "models/model_factory.h"
 
 #include "data/vocab.h"
+#include "models/rnn_attention.h"
 #include "models/transformer.h"
 
 namespace attn::models {
@@ -29,12 +30,30 @@ TransformerOptions transformer_options(const io::Config& config, const VocabSize
   return options;
 }
 
+RnnAttentionOptions rnn_options(const io::Config& config, const VocabSizes& vocab) {
+  const io::RnnConfig& r = config.model.rnn;
+  ATTN_CHECK(r.cell == "gru", "model.rnn.cell \"", r.cell, "\" is not implemented; use \"gru\"");
+  RnnAttentionOptions options;
+  options.source_vocab = vocab.source;
+  options.target_vocab = vocab.target;
+  options.embedding_dim = r.embedding_dim;
+  options.encoder_hidden = r.encoder_hidden;
+  options.decoder_hidden = r.decoder_hidden;
+  options.attention_dim = r.attention_dim;
+  options.dropout = static_cast<float>(r.dropout);
+  options.shared_embeddings = config.model.shared_embeddings;
+  options.tied_embeddings = config.model.tied_embeddings;
+  options.padding_id = data::kPadId;
+  return options;
+}
+
 }  // namespace
 
 std::unique_ptr<Seq2SeqModel> make_model(const io::Config& config, const VocabSizes& vocab) {
   uint64_t seed = static_cast<uint64_t>(config.train.seed);
   if (config.model.type == "transformer")
     return std::make_unique<TransformerModel>(transformer_options(config, vocab), seed);
+  if (config.model.type == "rnn") return std::make_unique<RnnAttentionModel>(rnn_options(config, vocab), seed);
   ATTN_CHECK(false, "model.type \"", config.model.type, "\" is not available yet");
 }
 

@@ -1,5 +1,7 @@
 #include "tiny_models.h"
 
+#include <cmath>
+
 #include "ops/cross_entropy.h"
 
 namespace attn::testing {
@@ -19,6 +21,21 @@ models::TransformerOptions tiny_transformer_options() {
 
 std::unique_ptr<models::TransformerModel> tiny_transformer(uint64_t seed) {
   return std::make_unique<models::TransformerModel>(tiny_transformer_options(), seed);
+}
+
+models::RnnAttentionOptions tiny_rnn_options() {
+  models::RnnAttentionOptions options;
+  options.source_vocab = options.target_vocab = 11;
+  options.embedding_dim = 8;
+  options.encoder_hidden = 4;
+  options.decoder_hidden = 8;
+  options.attention_dim = 8;
+  options.dropout = 0.f;
+  return options;
+}
+
+std::unique_ptr<models::RnnAttentionModel> tiny_rnn(uint64_t seed) {
+  return std::make_unique<models::RnnAttentionModel>(tiny_rnn_options(), seed);
 }
 
 std::vector<data::Example> make_examples(
@@ -44,6 +61,54 @@ double batch_loss(const models::Seq2SeqModel& model, const data::Batch& batch, f
   NoGradScope no_grad(tape);
   Tensor logits = model.forward(layers::RunContext{tape}, batch);
   return ops::cross_entropy(tape, logits, batch.tgt_out, {label_smoothing, data::kPadId}).loss.item();
+}
+
+std::vector<float> logits_of(const models::Seq2SeqModel& model, const data::Batch& batch) {
+  Tape tape;
+  NoGradScope no_grad(tape);
+  return model.forward(layers::RunContext{tape}, batch).to_vector();
+}
+
+namespace {
+
+// "name[index]" of flat element `i` of the store's value buffer (alignment padding: "").
+std::string element_name(const ParameterStore& store, int64_t i) {
+  const float* element = store.values() + i;
+  for (const auto& parameter : store.parameters()) {
+    const float* first = parameter.tensor.data();
+    if (first <= element && element < first + parameter.tensor.numel())
+      return parameter.name + "[" + std::to_string(element - first) + "]";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<std::string> model_gradient_mismatches(models::Seq2SeqModel& model, const data::Batch& batch,
+                                                   float label_smoothing, float step) {
+  ParameterStore& store = model.parameters();
+  store.zero_grad();
+  {
+    Tape tape;
+    Tensor logits = model.forward(layers::RunContext{tape}, batch);
+    tape.backward(ops::cross_entropy(tape, logits, batch.tgt_out, {label_smoothing, data::kPadId}).loss);
+  }
+  std::vector<float> analytic(store.grads(), store.grads() + store.size());
+  float* values = store.values();
+  std::vector<std::string> mismatches;
+  for (int64_t i = 0; i < int64_t(store.size()); ++i) {
+    float original = values[i];
+    values[i] = original + step;
+    double plus = batch_loss(model, batch, label_smoothing);
+    values[i] = original - step;
+    double minus = batch_loss(model, batch, label_smoothing);
+    values[i] = original;
+    double numeric = (plus - minus) / (2 * step);
+    if (std::fabs(numeric - analytic[i]) > 5e-3 + 5e-2 * std::fabs(numeric))
+      mismatches.push_back(element_name(store, i) + ": analytic " + std::to_string(analytic[i]) + " numeric " +
+                           std::to_string(numeric));
+  }
+  return mismatches;
 }
 
 }  // namespace attn::testing

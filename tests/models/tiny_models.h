@@ -1,15 +1,21 @@
 #pragma once
 // Tiny models and batches for invariant tests: vocabulary 11 (ids 0-3 special), width 8.
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "data/batch.h"
+#include "models/rnn_attention.h"
 #include "models/transformer.h"
 
 namespace attn::testing {
 
 models::TransformerOptions tiny_transformer_options();
 std::unique_ptr<models::TransformerModel> tiny_transformer(uint64_t seed = 3);
+
+// Embedding 8, encoder 4 per direction (states 8 wide), decoder 8, attention 8, no dropout.
+models::RnnAttentionOptions tiny_rnn_options();
+std::unique_ptr<models::RnnAttentionModel> tiny_rnn(uint64_t seed = 3);
 
 // Examples from token lists (eos appended to both sides); ids must be in 4..10.
 std::vector<data::Example> make_examples(
@@ -19,5 +25,13 @@ data::Batch batch_of(const std::vector<data::Example>& examples, int pad_multipl
 
 // Summed label-smoothed loss of a teacher-forced batch (no dropout).
 double batch_loss(const models::Seq2SeqModel& model, const data::Batch& batch, float label_smoothing = 0.f);
+// Teacher-forced logits (B, T, V) of a batch, flat, without recording.
+std::vector<float> logits_of(const models::Seq2SeqModel& model, const data::Batch& batch);
+
+// The whole-model gradient check: d(batch_loss)/d(parameter) from the tape against central
+// differences with step `step`, element by element over every parameter. Returns one line per
+// mismatching element ("name[index]: analytic a numeric n"); empty when every element agrees.
+std::vector<std::string> model_gradient_mismatches(models::Seq2SeqModel& model, const data::Batch& batch,
+                                                   float label_smoothing = 0.1f, float step = 1e-2f);
 
 }  // namespace attn::testing
