@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs every system package attn needs to build, test and run (Debian 12, as root or with sudo).
 # Idempotent: packages already present are left alone, and apt-get runs only when one is missing.
+# Usage: tools/install-deps.sh [PACKAGE ...]   (packages given replace the build's list; see
+# tools/install-plot-deps.sh)
 set -euo pipefail
 
 packages=(
@@ -12,6 +14,7 @@ packages=(
   libsentencepiece-dev  # tokenization (library, not the CLI)
   catch2                # unit tests (Catch2 2.13)
 )
+[ $# -eq 0 ] || packages=("$@")
 
 missing=()
 for package in "${packages[@]}"; do

@@ -24,22 +24,23 @@ Translator::Translator(const models::Seq2SeqModel& model, const data::Vocab& sou
                        const data::Vocab& target_vocab, TranslateOptions options)
     : model_(model), source_vocab_(source_vocab), target_vocab_(target_vocab), options_(options) {}
 
-std::vector<std::vector<int32_t>> Translator::encode_lines(const std::vector<std::string>& lines) const {
+std::vector<std::vector<int32_t>> encode_lines(const std::vector<std::string>& lines, const data::Vocab& vocab,
+                                               int64_t max_tokens, const std::string& side) {
   std::vector<std::vector<int32_t>> encoded(lines.size());
   std::vector<char> truncated(lines.size(), 0);
-  int64_t limit = options_.max_source_tokens;  // eos included
 #pragma omp parallel for schedule(dynamic, 64)
   for (size_t i = 0; i < lines.size(); ++i) {
-    encoded[i] = source_vocab_.encode(lines[i]);
-    if (limit > 0 && int64_t(encoded[i].size()) >= limit) {
-      encoded[i].resize(limit - 1);
+    encoded[i] = vocab.encode(lines[i]);
+    if (max_tokens > 0 && int64_t(encoded[i].size()) >= max_tokens) {
+      encoded[i].resize(max_tokens - 1);
       truncated[i] = 1;
     }
     if (!encoded[i].empty()) encoded[i].push_back(data::kEosId);
   }
   for (size_t i = 0; i < lines.size(); ++i)
     if (truncated[i])
-      spdlog::warn("input line {} is longer than {} tokens; translating its first {}", i + 1, limit - 1, limit - 1);
+      spdlog::warn("{} line {} is longer than {} tokens; using its first {}", side, i + 1, max_tokens - 1,
+                   max_tokens - 1);
   return encoded;
 }
 
@@ -48,16 +49,20 @@ std::string Translator::detokenize(const Hypothesis& hypothesis) const {
 }
 
 std::vector<Translation> Translator::translate(const std::vector<std::string>& lines) const {
-  std::vector<std::vector<int32_t>> encoded = encode_lines(lines);
-  std::vector<int64_t> lengths(lines.size());
+  return translate_ids(encode_lines(lines, source_vocab_, options_.max_source_tokens));
+}
+
+std::vector<Translation> Translator::translate_ids(const std::vector<std::vector<int32_t>>& encoded) const {
+  const size_t count = encoded.size();
+  std::vector<int64_t> lengths(count);
   std::vector<int64_t> nonempty;
-  for (size_t i = 0; i < lines.size(); ++i) {
+  for (size_t i = 0; i < count; ++i) {
     lengths[i] = int64_t(encoded[i].size());
     if (!encoded[i].empty()) nonempty.push_back(int64_t(i));
   }
   // Length-sorted batches of the non-empty lines; results go back to their input index.
   std::stable_sort(nonempty.begin(), nonempty.end(), [&](int64_t a, int64_t b) { return lengths[a] < lengths[b]; });
-  std::vector<Translation> result(lines.size());
+  std::vector<Translation> result(count);
   for (size_t first = 0; first < nonempty.size(); first += options_.batch_size) {
     size_t last = std::min(nonempty.size(), first + size_t(options_.batch_size));
     std::vector<const std::vector<int32_t>*> sentences;

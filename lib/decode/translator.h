@@ -28,12 +28,12 @@ class Translator {
              TranslateOptions options);
 
   std::vector<Translation> translate(const std::vector<std::string>& lines) const;
+  // The same for lines already encoded (encode_lines): an empty one gets no hypothesis.
+  std::vector<Translation> translate_ids(const std::vector<std::vector<int32_t>>& encoded) const;
   // Detokenized text of a hypothesis.
   std::string detokenize(const Hypothesis& hypothesis) const;
 
  private:
-  std::vector<std::vector<int32_t>> encode_lines(const std::vector<std::string>& lines) const;
-
   const models::Seq2SeqModel& model_;
   const data::Vocab& source_vocab_;
   const data::Vocab& target_vocab_;
@@ -42,5 +42,11 @@ class Translator {
 
 // A source-only batch from encoded sentences (each ending in eos), padded to a multiple of 8.
 data::Batch source_batch(const std::vector<const std::vector<int32_t>*>& sentences);
+
+// Each line's ids with eos appended; an empty line gives no ids. A line of max_tokens or more
+// tokens (eos included; 0 = no limit) keeps its first max_tokens - 1 and a warning names it as
+// "<side> line N" (1-based).
+std::vector<std::vector<int32_t>> encode_lines(const std::vector<std::string>& lines, const data::Vocab& vocab,
+                                               int64_t max_tokens, const std::string& side = "input");
 
 }  // namespace attn::decode

@@ -5,8 +5,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
@@ -15,6 +17,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "csv_rows.h"
 #include "temp_dir.h"
 
 using attn::testing::TempDir;
@@ -95,42 +98,44 @@ Corpus synthetic_corpus(int sentences, uint32_t seed) {
   return corpus;
 }
 
-// Writes the corpus and a tiny Transformer config into `dir`; returns the config's path.
-std::string write_tiny_setup(const TempDir& dir) {
+// Writes the corpus and a tiny config ("transformer" or "rnn") into `dir`; returns the config's path.
+std::string write_tiny_setup(const TempDir& dir, const std::string& model_type = "transformer") {
   Corpus train = synthetic_corpus(200, 1), valid = synthetic_corpus(20, 2);
   write_lines(dir.file("train.src"), train.src);
   write_lines(dir.file("train.tgt"), train.tgt);
   write_lines(dir.file("valid.src"), valid.src);
   write_lines(dir.file("valid.tgt"), valid.tgt);
-  json config = {{"output_dir", dir.file("run")},
-                 {"data",
-                  {{"train_src", dir.file("train.src")},
-                   {"train_tgt", dir.file("train.tgt")},
-                   {"valid_src", dir.file("valid.src")},
-                   {"valid_tgt", dir.file("valid.tgt")},
-                   {"max_len", 40}}},
-                 {"vocab", {{"type", "unigram"}, {"size", 64}, {"joint", true}}},
-                 {"model",
-                  {{"type", "transformer"},
-                   {"transformer",
-                    {{"d_model", 16},
-                     {"heads", 2},
-                     {"ffn_dim", 32},
-                     {"encoder_layers", 1},
-                     {"decoder_layers", 1},
-                     {"max_positions", 64}}}}},
-                 // One thread: ctest runs two tests at a time on a small machine.
-                 {"train",
-                  {{"threads", 1},
-                   {"batch_tokens", 256},
-                   {"max_steps", 40},
-                   {"valid_every", 20},
-                   {"save_every", 20},
-                   {"log_every", 10},
-                   {"learning_rate", 0.01},
-                   {"warmup_steps", 10},
-                   {"valid_metric", "loss"}}},
-                 {"decode", {{"beam", 1}, {"batch_size", 3}}}};
+  json config = {
+      {"output_dir", dir.file("run")},
+      {"data",
+       {{"train_src", dir.file("train.src")},
+        {"train_tgt", dir.file("train.tgt")},
+        {"valid_src", dir.file("valid.src")},
+        {"valid_tgt", dir.file("valid.tgt")},
+        {"max_len", 40}}},
+      {"vocab", {{"type", "unigram"}, {"size", 64}, {"joint", true}}},
+      {"model",
+       {{"type", model_type},
+        {"transformer",
+         {{"d_model", 16},
+          {"heads", 2},
+          {"ffn_dim", 32},
+          {"encoder_layers", 1},
+          {"decoder_layers", 1},
+          {"max_positions", 64}}},
+        {"rnn", {{"embedding_dim", 16}, {"encoder_hidden", 8}, {"decoder_hidden", 16}, {"attention_dim", 8}}}}},
+      // One thread: ctest runs two tests at a time on a small machine.
+      {"train",
+       {{"threads", 1},
+        {"batch_tokens", 256},
+        {"max_steps", 40},
+        {"valid_every", 20},
+        {"save_every", 20},
+        {"log_every", 10},
+        {"learning_rate", 0.01},
+        {"warmup_steps", 10},
+        {"valid_metric", "loss"}}},
+      {"decode", {{"beam", 1}, {"batch_size", 3}}}};
   std::ofstream(dir.file("config.json")) << config.dump(2) << '\n';
   return dir.file("config.json");
 }
@@ -250,5 +255,102 @@ TEST_CASE("attn-train reports a bad config in one line that names the file or th
     CHECK(split_lines(result.err).size() == 1);
     CHECK_THAT(result.err, Catch::Contains("model.trasnformer") && Catch::Contains("did you mean model.transformer"));
     CHECK(!std::filesystem::exists(dir.file("run")));  // nothing was started
+  }
+}
+
+TEST_CASE("attn-dump-attention writes forced and free attention as tidy CSV, and hard alignments", "[cli]") {
+  const std::string family = GENERATE(as<std::string>{}, "transformer", "rnn");
+  INFO("model " << family);
+  TempDir dir;
+  const std::string config = write_tiny_setup(dir, family);
+  const std::string model = "--model " + quoted(dir.file("run"));
+  Result trained = run(dir, "attn-train", "--config " + quoted(config) + " --set train.max_steps=20");
+  INFO("attn-train stderr:\n" << trained.err);
+  REQUIRE(trained.exit_code == 0);
+
+  const std::vector<std::string> src = split_lines(read_text(dir.file("valid.src")));
+  const std::vector<std::string> tgt = split_lines(read_text(dir.file("valid.tgt")));
+  write_lines(dir.file("s.txt"), {src[0], src[1], "", src[2]});
+  write_lines(dir.file("t.txt"), {tgt[0], tgt[1], "", tgt[2]});
+  const std::string files = " --src " + quoted(dir.file("s.txt")) + " --tgt " + quoted(dir.file("t.txt"));
+  const int64_t heads = family == "transformer" ? 2 : 1;
+  const std::set<std::string> kinds =
+      family == "transformer" ? std::set<std::string>{"enc_self", "cross", "dec_self"} : std::set<std::string>{"cross"};
+
+  // Every dump: rows sum to 1, the non-empty lines appear, and each map has queries x keys rows
+  // (the lengths read from the cross rows' largest positions; the key at the last one is </s>).
+  auto check_dump = [&](const std::string& text) {
+    std::vector<attn::testing::AttentionRow> rows = attn::testing::parse_attention_csv(text);
+    CHECK(attn::testing::worst_row_sum_error(rows) < 1e-5);
+    std::map<int64_t, int64_t> source_length, target_length;
+    std::set<std::string> seen_kinds;
+    for (const auto& row : rows) {
+      seen_kinds.insert(row.kind);
+      if (row.kind != "cross") continue;
+      source_length[row.sentence] = std::max(source_length[row.sentence], row.key_pos + 1);
+      target_length[row.sentence] = std::max(target_length[row.sentence], row.query_pos + 1);
+    }
+    CHECK(seen_kinds == kinds);
+    size_t expected = 0;
+    std::set<int64_t> sentences;
+    for (const auto& [s, ls] : source_length) {
+      sentences.insert(s);
+      int64_t n = target_length[s];
+      expected += heads * (family == "transformer" ? ls * ls + n * ls + n * n : n * ls);
+    }
+    CHECK(sentences == std::set<int64_t>{0, 1, 3});  // line 2 is empty
+    CHECK(rows.size() == expected);
+    for (const auto& row : rows) {
+      if (row.kind == "cross" && row.key_pos == source_length[row.sentence] - 1) CHECK(row.key_token == "</s>");
+      if (row.kind != "enc_self" && row.query_pos == 0) CHECK(row.query_token != "<s>");  // queries are outputs
+      CHECK(row.key_token != "<pad>");
+    }
+  };
+
+  {  // forced on the reference, to --out
+    Result dumped = run(dir, "attn-dump-attention", model + files + " --out " + quoted(dir.file("att.csv")));
+    INFO("forced stderr:\n" << dumped.err);
+    REQUIRE(dumped.exit_code == 0);
+    CHECK(dumped.out.empty());
+    const std::string text = read_text(dir.file("att.csv"));
+    CHECK(text.substr(0, text.find('\n')) == "sentence,kind,layer,head,query_pos,query_token,key_pos,key_token,weight");
+    check_dump(text);
+  }
+  for (const std::string beam : {"", " --beam 2"}) {  // free: the model's own translation, to stdout
+    Result dumped = run(dir, "attn-dump-attention", model + " --src " + quoted(dir.file("s.txt")) + beam);
+    INFO("free" << beam << " stderr:\n" << dumped.err);
+    REQUIRE(dumped.exit_code == 0);
+    check_dump(dumped.out);
+  }
+  {  // one mean map per sentence
+    Result dumped = run(dir, "attn-dump-attention", model + files + " --kind cross --layer 0 --average-heads");
+    INFO("--average-heads stderr:\n" << dumped.err);
+    REQUIRE(dumped.exit_code == 0);
+    std::vector<attn::testing::AttentionRow> rows = attn::testing::parse_attention_csv(dumped.out);
+    CHECK(attn::testing::worst_row_sum_error(rows) < 1e-5);
+    CHECK(!rows.empty());
+    for (const auto& row : rows) CHECK((row.kind == "cross" && row.head == "mean"));
+  }
+  {  // one Pharaoh line per input line
+    Result aligned = run(dir, "attn-dump-attention", model + files + " --alignments");
+    INFO("--alignments stderr:\n" << aligned.err);
+    REQUIRE(aligned.exit_code == 0);
+    std::vector<std::string> lines = split_lines(aligned.out);
+    REQUIRE(lines.size() == 4);
+    CHECK(lines[2].empty());
+    const std::regex pharaoh(R"(^(\d+-\d+( \d+-\d+)*)?$)");
+    for (const auto& line : lines) CHECK(std::regex_match(line, pharaoh));
+  }
+  {  // errors in one line: a layer out of range, line counts that differ
+    Result layer = run(dir, "attn-dump-attention", model + files + " --kind cross --layer 3");
+    CHECK(layer.exit_code != 0);
+    CHECK(split_lines(layer.err).size() == 1);
+    CHECK_THAT(layer.err, Catch::Contains("layer 3 is out of range") && Catch::Contains("1 layer"));
+    write_lines(dir.file("short.txt"), {tgt[0]});
+    Result counts = run(dir, "attn-dump-attention",
+                        model + " --src " + quoted(dir.file("s.txt")) + " --tgt " + quoted(dir.file("short.txt")));
+    CHECK(counts.exit_code != 0);
+    CHECK(split_lines(counts.err).size() == 1);
+    CHECK_THAT(counts.err, Catch::Contains("s.txt has 4 lines") && Catch::Contains("short.txt has 1"));
   }
 }

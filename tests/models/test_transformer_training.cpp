@@ -7,8 +7,6 @@
 #include "decode/translator.h"
 #include "grad_check.h"
 #include "io/checkpoint.h"
-#include "ops/cross_entropy.h"
-#include "optim/adam.h"
 #include "temp_dir.h"
 #include "tiny_models.h"
 
@@ -45,22 +43,6 @@ models::TransformerOptions small_options() {
   return options;
 }
 
-// Full-batch Adam on the per-token loss; returns the last step's per-token loss.
-double fit(models::Seq2SeqModel& model, const data::Batch& batch, int steps, float learning_rate) {
-  optim::Adam adam(model.parameters(), {0.9f, 0.98f, 1e-9f, 0.f, true});
-  double loss = 0;
-  for (int step = 0; step < steps; ++step) {
-    Tape tape;
-    Tensor logits = model.forward(layers::RunContext{tape}, batch);  // (B, T, V)
-    ops::CrossEntropyResult ce = ops::cross_entropy(tape, logits, batch.tgt_out, {0.f, data::kPadId});
-    loss = ce.loss.item() / double(ce.tokens);
-    tape.backward(ce.loss, 1.f / float(ce.tokens));
-    adam.step(learning_rate);
-    model.parameters().zero_grad();
-  }
-  return loss;
-}
-
 // Rows `order` of x (B, S, D) along S, for every sentence.
 std::vector<float> permute_positions(const std::vector<float>& x, int64_t batch, int64_t length, int64_t width,
                                      const std::vector<int64_t>& order) {
@@ -84,7 +66,8 @@ TEST_CASE("a tiny transformer overfits eight reversal pairs and greedy decoding 
   auto model = std::make_unique<models::TransformerModel>(small_options(), 7);
   auto examples = make_examples(kReversal);
   data::Batch batch = batch_of(examples, 1);
-  double loss = fit(*model, batch, 300, 3e-3f);
+  double loss = attn::testing::fit(
+      *model, [&](int) { return batch; }, 300, 3e-3f);
   CHECK(loss < 0.02);
 
   std::vector<const std::vector<int32_t>*> sources;
@@ -116,7 +99,7 @@ TEST_CASE("save then load into a model built with another seed gives identical l
 }
 
 TEST_CASE("encoder self-attention without positions is permutation-equivariant", "[models][transformer]") {
-  const int64_t batch = 2, length = 5, width = 16;
+  const int64_t batch = 2, length = 5, width = 16, heads = small_options().layer.heads;
   layers::TransformerLayerOptions options = small_options().layer;
   options.width = width;
   options.ffn_width = 32;
@@ -125,15 +108,29 @@ TEST_CASE("encoder self-attention without positions is permutation-equivariant",
   store.finalize();
   const std::vector<int64_t> order = {3, 0, 4, 1, 2};
   std::vector<float> x = attn::testing::random_tensor({batch, length, width}, 5, 1.f, false).to_vector();
+  // The layer's output (B, S, D) and its attention weights (B, H, S, S), flat.
   auto encode = [&](const std::vector<float>& input) {
     Tape tape;
     NoGradScope no_grad(tape);
+    layers::AttentionMaps maps;
+    layers::RunContext ctx{tape};
+    ctx.attention_maps = &maps;
     Tensor in = Tensor::from_vector({batch, length, width}, input);  // (B, S, D)
-    return layer(layers::RunContext{tape}, in, {int32_t(length), int32_t(length)}).to_vector();
+    std::vector<float> out = layer(ctx, in, {int32_t(length), int32_t(length)}).to_vector();
+    REQUIRE(maps.maps.size() == 1);
+    return std::make_pair(out, maps.maps[0].weights.to_vector());
   };
-  std::vector<float> permuted_then_encoded = encode(permute_positions(x, batch, length, width, order));
-  std::vector<float> encoded_then_permuted = permute_positions(encode(x), batch, length, width, order);
-  CHECK(max_difference(permuted_then_encoded, encoded_then_permuted) < 1e-5f);
+  auto [permuted_out, permuted_weights] = encode(permute_positions(x, batch, length, width, order));
+  auto [out, weights] = encode(x);
+  CHECK(max_difference(permuted_out, permute_positions(out, batch, length, width, order)) < 1e-5f);
+  // The weights permute on both axes: A(PX) = P A(X) P^T.
+  float largest = 0.f;
+  for (int64_t bh = 0; bh < batch * heads; ++bh)
+    for (int64_t i = 0; i < length; ++i)
+      for (int64_t j = 0; j < length; ++j)
+        largest = std::max(largest, std::fabs(permuted_weights[(bh * length + i) * length + j] -
+                                              weights[(bh * length + order[i]) * length + order[j]]));
+  CHECK(largest < 1e-6f);
 }
 
 TEST_CASE("with sinusoidal positions the encoder output is not permutation-equivariant", "[models][transformer]") {

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "ops/cross_entropy.h"
+#include "optim/adam.h"
 
 namespace attn::testing {
 
@@ -67,6 +68,23 @@ std::vector<float> logits_of(const models::Seq2SeqModel& model, const data::Batc
   Tape tape;
   NoGradScope no_grad(tape);
   return model.forward(layers::RunContext{tape}, batch).to_vector();
+}
+
+double fit(models::Seq2SeqModel& model, const std::function<data::Batch(int)>& next_batch, int steps,
+           float learning_rate) {
+  optim::Adam adam(model.parameters(), {});
+  double loss = 0;
+  for (int step = 0; step < steps; ++step) {
+    data::Batch batch = next_batch(step);
+    Tape tape;
+    Tensor logits = model.forward(layers::RunContext{tape}, batch);  // (B, T, V)
+    ops::CrossEntropyResult ce = ops::cross_entropy(tape, logits, batch.tgt_out, {0.f, data::kPadId});
+    loss = ce.loss.item() / double(ce.tokens);
+    tape.backward(ce.loss, 1.f / float(ce.tokens));
+    adam.step(learning_rate);
+    model.parameters().zero_grad();
+  }
+  return loss;
 }
 
 namespace {

@@ -1,5 +1,6 @@
 #pragma once
 // Tiny models and batches for invariant tests: vocabulary 11 (ids 0-3 special), width 8.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,7 +18,7 @@ std::unique_ptr<models::TransformerModel> tiny_transformer(uint64_t seed = 3);
 models::RnnAttentionOptions tiny_rnn_options();
 std::unique_ptr<models::RnnAttentionModel> tiny_rnn(uint64_t seed = 3);
 
-// Examples from token lists (eos appended to both sides); ids must be in 4..10.
+// Examples from token lists (eos appended to both sides); the tiny models take ids 4..10.
 std::vector<data::Example> make_examples(
     const std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>>& pairs);
 // One batch of all examples, padded to a multiple of pad_multiple.
@@ -27,6 +28,11 @@ data::Batch batch_of(const std::vector<data::Example>& examples, int pad_multipl
 double batch_loss(const models::Seq2SeqModel& model, const data::Batch& batch, float label_smoothing = 0.f);
 // Teacher-forced logits (B, T, V) of a batch, flat, without recording.
 std::vector<float> logits_of(const models::Seq2SeqModel& model, const data::Batch& batch);
+
+// Adam (default options: beta2 0.98, no weight decay) on the per-token loss of
+// next_batch(step), one batch per step, no dropout; returns the last step's per-token loss.
+double fit(models::Seq2SeqModel& model, const std::function<data::Batch(int)>& next_batch, int steps,
+           float learning_rate);
 
 // The whole-model gradient check: d(batch_loss)/d(parameter) from the tape against central
 // differences with step `step`, element by element over every parameter. Returns one line per

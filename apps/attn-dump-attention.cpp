@@ -1,0 +1,129 @@
+// attn-dump-attention: the attention weights of a trained model as tidy CSV, or hard alignments.
+//   attn-dump-attention --model runs/en-it --src s.txt [--tgt t.txt] [--out att.csv]
+//       [--kind cross] [--layer L] [--head H | --average-heads] [--alignments] [--beam N]
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "app_main.h"
+#include "core/check.h"
+#include "data/corpus.h"
+#include "decode/attention_dump.h"
+#include "dnnl/context.h"
+#include "io/attention_csv.h"
+#include "train/run_directory.h"
+
+namespace {
+
+const char* const kFooter = R"(Forced mode (--tgt given): the weights the model gives the reference translation.
+Free mode: the model translates each line first (greedy, or --beam N), then the weights of its
+own translation are dumped (teacher-forced on that output: the same weights, one code path).
+
+CSV columns: sentence,kind,layer,head,query_pos,query_token,key_pos,key_token,weight
+  sentence   0-based input line (an empty line has no rows)
+  kind       enc_self (source x source), cross (target x source), dec_self (target x target)
+  head       the head index from 0, or "mean" with --average-heads (the RNN model: cross, layer 0, head 0)
+  tokens     SentencePiece pieces, </s> included; query tokens of cross and dec_self are the output
+             tokens y1 .. </s> each decoder position predicts; dec_self key tokens are the decoder's
+             inputs <s> y1 ...; positions start at 0; padding never appears.
+--alignments: one line per input line of Pharaoh "i-j" links (source i, target j): each target
+token's argmax source position in the last layer's cross attention (mean over heads), </s>
+excluded on both sides (a token whose argmax is the source </s> gets no link).
+)";
+
+struct Flags {
+  std::string model_dir, src_path, tgt_path, out_path, kind;
+  int layer = 0, head = 0, beam = 1, batch_size = 0, threads = 0;
+  bool average_heads = false, alignments = false;
+  bool has_layer = false, has_head = false;
+};
+
+attn::decode::AttentionDumpOptions dump_options(const Flags& flags, const attn::io::Config& config) {
+  attn::decode::AttentionDumpOptions options;
+  if (!flags.kind.empty()) options.selection.kind = attn::decode::attention_kind_from_name(flags.kind);
+  if (flags.has_layer) options.selection.layer = flags.layer;
+  if (flags.has_head) options.selection.head = flags.head;
+  options.selection.average_heads = flags.average_heads;
+  if (flags.alignments) {  // the last layer's cross attention is chosen per sentence
+    options.selection.kind = attn::layers::AttentionKind::cross;
+    options.selection.average_heads = true;
+  }
+  options.batch_size = flags.batch_size > 0 ? flags.batch_size : config.decode.batch_size;
+  if (config.model.type == "transformer") options.max_tokens = config.model.transformer.max_positions;
+  options.search.beam = flags.beam;
+  options.search.length_penalty = float(config.decode.length_penalty);
+  options.search.max_len_ratio = float(config.decode.max_len_ratio);
+  options.search.max_len_extra = config.decode.max_len_extra;
+  return options;
+}
+
+int dump(const Flags& flags) {
+  attn::train::LoadedRun run = attn::train::load_run(flags.model_dir);
+  attn::dnn::set_num_threads(flags.threads > 0 ? flags.threads : run.config.train.threads);
+  ATTN_CHECK(flags.beam >= 1, "--beam ", flags.beam, " must be at least 1");
+  const std::vector<std::string> sources = attn::data::read_lines(flags.src_path);
+  std::vector<std::string> targets;
+  if (!flags.tgt_path.empty()) {
+    targets = attn::data::read_lines(flags.tgt_path);
+    ATTN_CHECK(sources.size() == targets.size(), "--src ", flags.src_path, " has ", sources.size(), " lines but --tgt ",
+               flags.tgt_path, " has ", targets.size());
+  }
+  std::ofstream file;
+  if (!flags.out_path.empty()) {
+    file.open(flags.out_path, std::ios::binary);
+    ATTN_CHECK(file.good(), "cannot write ", flags.out_path);
+  }
+  std::ostream& out = flags.out_path.empty() ? std::cout : file;
+
+  const attn::data::Vocab& source_vocab = run.vocab->source;
+  const attn::data::Vocab& target_vocab = run.vocab->target;
+  std::unique_ptr<attn::io::AttentionCsvWriter> csv;
+  if (!flags.alignments)
+    csv = std::make_unique<attn::io::AttentionCsvWriter>(
+        out, [&](int32_t id) { return source_vocab.piece(id); }, [&](int32_t id) { return target_vocab.piece(id); });
+  auto sink = [&](const attn::decode::SentenceAttention& sentence) {
+    if (csv)
+      csv->write(sentence);
+    else
+      out << attn::io::pharaoh_line(attn::decode::hard_alignment(sentence)) << '\n';
+  };
+  attn::decode::AttentionDumper dumper(*run.model, source_vocab, target_vocab, dump_options(flags, run.config));
+  if (flags.tgt_path.empty())
+    dumper.translated(sources, sink);
+  else
+    dumper.forced(sources, targets, sink);
+  out.flush();
+  ATTN_CHECK(out.good(), "writing ", flags.out_path.empty() ? "stdout" : flags.out_path, " failed");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"attn-dump-attention: the attention weights of a trained attn model as tidy CSV"};
+  app.footer(kFooter);
+  Flags flags;
+  app.add_option("--model", flags.model_dir, "run directory")->required();
+  app.add_option("--src", flags.src_path, "source text, one sentence per line")->required();
+  auto* tgt = app.add_option("--tgt", flags.tgt_path, "reference translations, line by line (forced mode)");
+  app.add_option("--out", flags.out_path, "output file (default: stdout)");
+  auto* kind = app.add_option("--kind", flags.kind, "enc_self, dec_self or cross (default: all kinds)")
+                   ->check(CLI::IsMember({"enc_self", "dec_self", "cross"}));
+  auto* layer = app.add_option("--layer", flags.layer, "layer, from 0 (default: all layers)");
+  auto* head = app.add_option("--head", flags.head, "head, from 0 (default: all heads)");
+  auto* average = app.add_flag("--average-heads", flags.average_heads,
+                               "one map per kind and layer: the mean over heads (head column: mean)");
+  average->excludes(head);
+  app.add_flag("--alignments", flags.alignments, "write Pharaoh i-j hard alignments instead of the CSV")
+      ->excludes(kind)
+      ->excludes(layer)
+      ->excludes(head)
+      ->excludes(average);
+  app.add_option("--beam", flags.beam, "free mode: beam size; 1 = greedy (default: 1)")->excludes(tgt);
+  app.add_option("--batch-size", flags.batch_size, "sentences per batch (default: decode.batch_size)");
+  app.add_option("--threads", flags.threads, "OpenMP threads (default: train.threads)");
+  CLI11_PARSE(app, argc, argv);
+  flags.has_layer = layer->count() > 0;
+  flags.has_head = head->count() > 0;
+  return attn::apps::run_app([&] { return dump(flags); });
+}

@@ -1,0 +1,46 @@
+#pragma once
+// The attention dump's file formats.
+//
+// Tidy CSV (RFC 4180), one row per attention weight:
+//   sentence,kind,layer,head,query_pos,query_token,key_pos,key_token,weight
+// sentence is the 0-based input line; kind is enc_self, dec_self or cross; head is the model's
+// head index, or "mean" for a map averaged over heads; positions start at 0; tokens are
+// SentencePiece pieces ("</s>" included), quoted when they hold a comma, a quote, a space or
+// a line break. Which token labels a query or key of each kind: decode/attention_dump.h.
+//
+// Pharaoh alignments: one line per sentence of "i-j" links (source i, target j), space-separated.
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "decode/attention_dump.h"
+
+namespace attn::io {
+
+inline constexpr const char* kAttentionCsvHeader =
+    "sentence,kind,layer,head,query_pos,query_token,key_pos,key_token,weight";
+
+// A CSV field: `text` as is, or in double quotes (inner quotes doubled) when it holds a comma, a
+// double quote, a space, a tab, CR or LF. "▁" (U+2581) is not a space: "▁word" stays unquoted.
+std::string csv_field(const std::string& text);
+
+// id -> SentencePiece piece.
+using PieceName = std::function<std::string(int32_t)>;
+
+class AttentionCsvWriter {
+ public:
+  // Writes the header line.
+  AttentionCsvWriter(std::ostream& out, PieceName source_piece, PieceName target_piece);
+  // Every weight of every map of `sentence`: heads x queries x keys rows per map.
+  void write(const decode::SentenceAttention& sentence);
+
+ private:
+  std::ostream& out_;
+  PieceName source_piece_, target_piece_;
+};
+
+// "i-j i-j ..." (no line break); empty for no links.
+std::string pharaoh_line(const std::vector<decode::AlignmentLink>& links);
+
+}  // namespace attn::io
