@@ -152,7 +152,7 @@ std::vector<int64_t> logged_steps(const std::string& log_path, const std::string
 
 }  // namespace
 
-TEST_CASE("attn-train, attn-translate and attn-score work end to end on a tiny corpus", "[cli]") {
+TEST_CASE("attn-train - attn-translate and attn-score work end to end on a tiny corpus", "[cli]") {
   TempDir dir;
   const std::string config = write_tiny_setup(dir);
   const std::string run_dir = dir.file("run");
@@ -258,7 +258,7 @@ TEST_CASE("attn-train reports a bad config in one line that names the file or th
   }
 }
 
-TEST_CASE("attn-dump-attention writes forced and free attention as tidy CSV, and hard alignments", "[cli]") {
+TEST_CASE("attn-dump-attention writes forced and free attention as tidy CSV - and hard alignments", "[cli]") {
   const std::string family = GENERATE(as<std::string>{}, "transformer", "rnn");
   INFO("model " << family);
   TempDir dir;

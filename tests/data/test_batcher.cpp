@@ -131,7 +131,7 @@ TEST_CASE("a batcher set to a position yields what an uninterrupted one would", 
   CHECK_THROWS_AS(reference.set_position({1, per_epoch + 1}), Error);
 }
 
-TEST_CASE("without shuffling, batches come sorted by length", "[data][batcher]") {
+TEST_CASE("without shuffling - batches come sorted by length", "[data][batcher]") {
   auto examples = random_examples(200, 8);
   Batcher batcher(examples, {128, 8, 1, false});
   int64_t previous_width = 0;
@@ -143,7 +143,7 @@ TEST_CASE("without shuffling, batches come sorted by length", "[data][batcher]")
   }
 }
 
-TEST_CASE("inference_batches cover every index once, sorted by length", "[data][batcher]") {
+TEST_CASE("inference_batches cover every index once - sorted by length", "[data][batcher]") {
   std::vector<int64_t> lengths = {5, 1, 9, 1, 3, 7, 5, 2, 8, 1, 4};
   auto batches = data::inference_batches(lengths, 4);
   REQUIRE(batches.size() == 3);

@@ -67,7 +67,7 @@ TEST_CASE("encode_corpus appends eos and counts skipped pairs", "[data][corpus]"
   CHECK(vocab.decode(corpus.examples[1].tgt) == "tomeludi");
 }
 
-TEST_CASE("encode_corpus (parallel) matches a serial encoding, in input order", "[data][corpus]") {
+TEST_CASE("encode_corpus (parallel) matches a serial encoding - in input order", "[data][corpus]") {
   auto vocab = data::Vocab::load(testing::tiny_vocab_model("bpe"));
   data::ParallelText text;
   std::string lines = testing::synthetic_text(300, 5);

@@ -106,7 +106,7 @@ TEST_CASE("dumped attention rows of a trained transformer sum to 1 and padding n
   CHECK(rows.back().sentence == int64_t(kPairs.size()) - 1);
 }
 
-TEST_CASE("dumped dec_self weights above the diagonal are exactly 0, and the rest are not all 0",
+TEST_CASE("dumped dec_self weights above the diagonal are exactly 0 - and the rest are not all 0",
           "[decode][attention_dump]") {
   auto model = trained_transformer();
   int above = 0, positive = 0;
@@ -123,7 +123,7 @@ TEST_CASE("dumped dec_self weights above the diagonal are exactly 0, and the res
   CHECK(positive > 0);
 }
 
-TEST_CASE("dumped attention rows of a trained rnn: one cross map per sentence, rows sum to 1",
+TEST_CASE("dumped attention rows of a trained rnn: one cross map per sentence - rows sum to 1",
           "[decode][attention_dump]") {
   auto model = trained_rnn();
   std::vector<AttentionRow> rows = dumped_rows(collected(*model));
@@ -139,7 +139,7 @@ TEST_CASE("dumped attention rows of a trained rnn: one cross map per sentence, r
   }
 }
 
-TEST_CASE("the dump keeps the reference's tokens: output tokens for queries, decoder inputs for dec_self keys",
+TEST_CASE("the dump keeps the reference's tokens: output tokens for queries - decoder inputs for dec_self keys",
           "[decode][attention_dump]") {
   auto model = testing::tiny_transformer();
   std::vector<decode::SentenceAttention> sentences = collected(*model);
@@ -156,7 +156,7 @@ TEST_CASE("the dump keeps the reference's tokens: output tokens for queries, dec
   }
 }
 
-TEST_CASE("selection keeps one kind, layer and head, or the mean over the heads", "[decode][attention_dump]") {
+TEST_CASE("selection keeps one kind - layer and head - or the mean over the heads", "[decode][attention_dump]") {
   auto model = trained_transformer();
   std::vector<decode::SentenceAttention> all = collected(*model);
 
@@ -210,7 +210,7 @@ TEST_CASE("a selection the model cannot give is an error naming what it has", "[
   CHECK(decode::attention_kind_from_name("dec_self") == AttentionKind::decoder_self);
 }
 
-TEST_CASE("hard alignment: argmax of the last layer's mean cross attention, no link to or from eos",
+TEST_CASE("hard alignment: argmax of the last layer's mean cross attention - no link to or from eos",
           "[decode][attention_dump]") {
   decode::SentenceAttention sentence;
   sentence.source = {4, 5, 6, data::kEosId};
@@ -229,7 +229,7 @@ TEST_CASE("hard alignment: argmax of the last layer's mean cross attention, no l
   CHECK(decode::hard_alignment(sentence).empty());
 }
 
-TEST_CASE("the dumper hands over every line in order, forced on the reference or on the model's translation",
+TEST_CASE("the dumper hands over every line in order - forced on the reference or on the model's translation",
           "[decode][attention_dump]") {
   data::Vocab vocab = data::Vocab::load(testing::tiny_vocab_model("unigram"));
   models::TransformerOptions options = testing::tiny_transformer_options();

@@ -71,7 +71,7 @@ TEST_CASE("beam search with beam 1 finds the greedy tokens", "[decode][search]")
   CHECK(cut_at_limit >= 1);
 }
 
-TEST_CASE("beam search returns nbest hypotheses sorted by score, each finished", "[decode][search]") {
+TEST_CASE("beam search returns nbest hypotheses sorted by score - each finished", "[decode][search]") {
   auto model = search_model();
   data::Batch batch = batch_of_sources(kSources);
   decode::SearchOptions options = options_with_beam(4, 4);

@@ -18,7 +18,7 @@ TEST_CASE("BLEU of a corpus against itself is 100", "[eval][bleu]") {
   CHECK(s.ref_len == 15);
 }
 
-TEST_CASE("BLEU compares 13a tokens, so spacing around punctuation does not matter", "[eval][bleu]") {
+TEST_CASE("BLEU compares 13a tokens - so spacing around punctuation does not matter", "[eval][bleu]") {
   CHECK(corpus_bleu({"Hello, world."}, {"Hello , world ."}).score == Approx(100.0));
 }
 
@@ -70,7 +70,7 @@ TEST_CASE("BLEU brevity penalty is exp(1 - ref_len / hyp_len) for a short hypoth
   CHECK(s.format() == "BLEU = 81.87 100.0/100.0/100.0/100.0 (BP = 0.819 ratio = 0.833 hyp_len = 5 ref_len = 6)");
 }
 
-TEST_CASE("BLEU is 0 when an order has no hypothesis n-gram at all, even with matches", "[eval][bleu]") {
+TEST_CASE("BLEU is 0 when an order has no hypothesis n-gram at all - even with matches", "[eval][bleu]") {
   // hyp "the cat sat" has no 4-gram: sacreBLEU stops at total_4 = 0 and log(0) floors BLEU to 0.
   const BleuScore s = corpus_bleu({"the cat sat"}, {"the cat sat on the mat"});
   CHECK(s.score == 0.0);
@@ -95,7 +95,7 @@ TEST_CASE("BLEU with no matching word is 0 with zero precisions", "[eval][bleu]"
   CHECK(s.bp == 1.0);
 }
 
-TEST_CASE("BLEU rejects mismatched counts, empty corpora and empty references", "[eval][bleu]") {
+TEST_CASE("BLEU rejects mismatched counts - empty corpora and empty references", "[eval][bleu]") {
   CHECK_THROWS_WITH(corpus_bleu({"a", "b", "c"}, {"a", "b"}), Catch::Contains("3 lines") && Catch::Contains("have 2"));
   CHECK_THROWS_AS(corpus_bleu({}, {}), attn::Error);
   CHECK_THROWS_WITH(corpus_bleu({"a", "b"}, {"a", ""}), Catch::Contains("line 2"));

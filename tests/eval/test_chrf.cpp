@@ -24,7 +24,7 @@ TEST_CASE("chrF hand example: recall weighs four times precision", "[eval][chrf]
   CHECK(s.format() == "chrF2 = 63.64");
 }
 
-TEST_CASE("chrF drops hypothesis n-grams of orders the reference lacks, then sums the corpus", "[eval][chrf]") {
+TEST_CASE("chrF drops hypothesis n-grams of orders the reference lacks - then sums the corpus", "[eval][chrf]") {
   // ("abcd" | "ab") + ("xyz" | "xyz"); the first ref has no trigram, so its hyp trigrams count 0.
   //   n=1: hyp 4+3, ref 2+3, match 2+3;  n=2: hyp 3+2, ref 1+2, match 1+2;  n=3: hyp 0+1, ref 0+1, match 1
   //   P = (5/7 + 3/5 + 1) / 3 = 27/35,  R = (1 + 1 + 1) / 3 = 1
@@ -35,7 +35,7 @@ TEST_CASE("chrF drops hypothesis n-grams of orders the reference lacks, then sum
   CHECK(s.score == Approx(13500.0 / 143));
 }
 
-TEST_CASE("chrF ignores whitespace and counts code points, not bytes", "[eval][chrf]") {
+TEST_CASE("chrF ignores whitespace and counts code points - not bytes", "[eval][chrf]") {
   CHECK(corpus_chrf({"a b\u00a0c"}, {"abc"}).score == Approx(100.0));
   // "éa" vs "èa": n=1 match 1 of 2, n=2 match 0 of 1 -> P = R = (1/2 + 0) / 2 = 1/4 -> 25.
   // (On UTF-8 bytes the shared lead byte 0xC3 would wrongly match too.)

@@ -28,7 +28,7 @@ TEST_CASE("13a keeps periods and commas between digits and splits a dash after a
   CHECK(tokenize_13a("9--") == "9 - -");
 }
 
-TEST_CASE("13a unescapes entities once each, in order, and drops <skipped> and hyphenated breaks",
+TEST_CASE("13a unescapes entities once each - in order - and drops <skipped> and hyphenated breaks",
           "[eval][tokenizer_13a]") {
   CHECK(tokenize_13a("&quot;Hi&quot; &amp;lt; you") == "\" Hi \" < you");  // &amp;lt; -> &lt; -> <
   CHECK(tokenize_13a("mid&lt;dle&gt;") == "mid < dle >");

@@ -61,7 +61,7 @@ std::string written(const std::vector<decode::SentenceAttention>& sentences) {
 
 }  // namespace
 
-TEST_CASE("csv_field quotes a comma, a quote and a space per RFC 4180 and leaves plain pieces bare",
+TEST_CASE("csv_field quotes a comma - a quote and a space per RFC 4180 and leaves plain pieces bare",
           "[io][attention_csv]") {
   CHECK(io::csv_field("a,b") == "\"a,b\"");
   CHECK(io::csv_field("say \"hi\"") == "\"say \"\"hi\"\"\"");
@@ -74,7 +74,7 @@ TEST_CASE("csv_field quotes a comma, a quote and a space per RFC 4180 and leaves
     CHECK(csv_fields("1," + io::csv_field(text) + ",2") == std::vector<std::string>{"1", text, "2"});
 }
 
-TEST_CASE("the attention csv: exact header, one row per weight of each map, tokens by kind", "[io][attention_csv]") {
+TEST_CASE("the attention csv: exact header - one row per weight of each map - tokens by kind", "[io][attention_csv]") {
   std::string text = written({example_sentence()});
   CHECK(text.substr(0, text.find('\n')) == "sentence,kind,layer,head,query_pos,query_token,key_pos,key_token,weight");
   std::vector<testing::AttentionRow> rows = parse_attention_csv(text);

@@ -121,7 +121,7 @@ TEST_CASE("unknown keys name the dotted key and the closest known key", "[io][co
   CHECK_THAT(far, Contains("output_dir"));
 }
 
-TEST_CASE("wrong types name the key, the expected type and the value", "[io][config]") {
+TEST_CASE("wrong types name the key - the expected type and the value", "[io][config]") {
   CHECK(error_of_json({{"train", {{"max_steps", "abc"}}}}) ==
         "config key train.max_steps: expected an integer, got \"abc\"");
   CHECK(error_of_json({{"train", {{"max_steps", 1.5}}}}) == "config key train.max_steps: expected an integer, got 1.5");
@@ -137,7 +137,7 @@ TEST_CASE("wrong types name the key, the expected type and the value", "[io][con
   CHECK(config_from_json({{"train", {{"batch_tokens", 2048.0}}}}).train.batch_tokens == 2048);
 }
 
-TEST_CASE("set overrides numbers, strings, bools and nested keys", "[io][config]") {
+TEST_CASE("set overrides numbers - strings - bools and nested keys", "[io][config]") {
   Config c = with_overrides({"train.max_steps=100", "model.type=rnn", "model.tied_embeddings=false",
                              "model.transformer.heads=8", "train.learning_rate=5e-4", "data.train_src=x/y.en",
                              "train.max_time=2h", "output_dir=\"2024\""});
@@ -259,7 +259,7 @@ struct Outer {
 
 }  // namespace
 
-TEST_CASE("read_struct and write_struct handle floats, string lists and nesting", "[io][config]") {
+TEST_CASE("read_struct and write_struct handle floats - string lists and nesting", "[io][config]") {
   Outer o;
   json j = write_struct(o);
   CHECK(j.dump() == R"({"big":0,"inner":{"names":["a","b"],"scale":0.1}})");

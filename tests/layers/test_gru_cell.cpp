@@ -75,7 +75,7 @@ TEST_CASE("gru cell projects a whole sequence like each step alone", "[layers][g
     }
 }
 
-TEST_CASE("gru cell gradients match finite differences for input, state and every parameter", "[layers][gru][grad]") {
+TEST_CASE("gru cell gradients match finite differences for input - state and every parameter", "[layers][gru][grad]") {
   TestCell test;
   std::vector<Tensor> inputs{random_tensor({2, 3}, 34), random_tensor({2, 4}, 35, 0.5f)};
   for (const auto& parameter : test.store.parameters()) inputs.push_back(parameter.tensor);

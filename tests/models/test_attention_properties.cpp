@@ -98,7 +98,7 @@ TEST_CASE("transformer maps: padded keys and keys above the causal diagonal get 
   }
 }
 
-TEST_CASE("multi-head attention maps (B, N, D) to (B, N, D) with weights (B, H, Tq, Tk)", "[models][attention]") {
+TEST_CASE("multi-head attention maps (B - N - D) to (B - N - D) with weights (B - H - Tq - Tk)", "[models][attention]") {
   const int64_t batch = 2, width = 12, heads = 3, queries = 4, keys = 6;
   ParameterStore store(2);
   layers::MultiHeadAttention self(store, "self", layers::MultiHeadAttention::Kind::self, width, heads, 0.f);

@@ -86,7 +86,7 @@ TEST_CASE("rnn gradients match finite differences through the whole model (BPTT)
   CHECK(mismatches.empty());
 }
 
-TEST_CASE("rnn attention maps: one (B, 1, T, S) cross map whose real rows sum to 1, padding 0", "[models][rnn]") {
+TEST_CASE("rnn attention maps: one (B - 1 - T - S) cross map whose real rows sum to 1 - padding 0", "[models][rnn]") {
   auto model = tiny_rnn();
   data::Batch batch = batch_of(make_examples(kPairs), 8);
   Tape tape;
@@ -206,7 +206,7 @@ TEST_CASE("a tiny rnn overfits 8 pairs and greedy decoding reproduces every targ
   }
 }
 
-TEST_CASE("the model factory builds the rnn from a config, with the documented parameter names", "[models][rnn]") {
+TEST_CASE("the model factory builds the rnn from a config - with the documented parameter names", "[models][rnn]") {
   io::Config config;
   config.model.type = "rnn";
   config.model.rnn.embedding_dim = 8;

@@ -105,7 +105,7 @@ TEST_CASE("attention equals a naive double-precision reference", "[ops][attentio
   }
 }
 
-TEST_CASE("attention weights: rows sum to 1, hidden keys get exactly 0", "[ops][attention]") {
+TEST_CASE("attention weights: rows sum to 1 - hidden keys get exactly 0", "[ops][attention]") {
   for (const Problem& p : problems()) {
     DYNAMIC_SECTION(describe(p)) {
       Tape tape;
@@ -178,7 +178,7 @@ TEST_CASE("attention gradients when only some inputs require them", "[ops][atten
   CHECK(check_gradients(f, {in.q, in.k, in.v}) == "");
 }
 
-TEST_CASE("attention dropout: inverted scaling, same stream same mask, gradients match", "[ops][attention][grad]") {
+TEST_CASE("attention dropout: inverted scaling - same stream same mask - gradients match", "[ops][attention][grad]") {
   Problem p{2, 2, 3, 4, 4, true, {4, 3}};
   Inputs in = make_inputs(p, 60, true);
   auto run = [&p](Tape& tape, const std::vector<Tensor>& x, bool training) {

@@ -15,7 +15,7 @@ TEST_CASE("broadcast_add adds each batch entry's vector at every position", "[op
         std::vector<float>{100, 201, 302, 103, 204, 305, 406, 507, 608, 409, 510, 611});
 }
 
-TEST_CASE("broadcast_add rejects an r that is not (B, D) and names both shapes", "[ops][broadcast_add]") {
+TEST_CASE("broadcast_add rejects an r that is not (B - D) and names both shapes", "[ops][broadcast_add]") {
   Tape tape;
   Tensor a = Tensor::zeros({2, 3, 4});
   CHECK_THROWS_WITH(ops::broadcast_add(tape, a, Tensor::zeros({3, 4})),

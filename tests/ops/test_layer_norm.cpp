@@ -28,7 +28,7 @@ std::vector<double> reference_layer_norm(const Tensor& x, const Tensor& gamma, c
 
 }  // namespace
 
-TEST_CASE("layer_norm with gamma=1, beta=0 gives rows of mean 0 and variance 1", "[ops][layer_norm]") {
+TEST_CASE("layer_norm with gamma 1 and beta 0 gives rows of mean 0 and variance 1", "[ops][layer_norm]") {
   Tape tape;
   const int64_t width = 16;
   Tensor x = random_tensor({3, width}, 41, 3.f, false);
@@ -60,7 +60,7 @@ TEST_CASE("layer_norm matches a double reference in training and inference", "[o
   }
 }
 
-TEST_CASE("layer_norm gradients (x, gamma, beta) match finite differences", "[ops][layer_norm][grad]") {
+TEST_CASE("layer_norm gradients of x and gamma and beta match finite differences", "[ops][layer_norm][grad]") {
   Tensor x = random_tensor({2, 3, 5}, 45);
   Tensor gamma = random_tensor({5}, 46);
   Tensor beta = random_tensor({5}, 47);

@@ -7,7 +7,7 @@ using namespace attn;
 using attn::testing::check_gradients;
 using attn::testing::random_tensor;
 
-TEST_CASE("scale, add_scalar and affine forward values", "[ops][scale]") {
+TEST_CASE("scale and add_scalar and affine forward values", "[ops][scale]") {
   Tape tape;
   Tensor x = Tensor::from_vector({2, 2}, {1.f, -2.f, 0.25f, 4.f});
   CHECK(ops::scale(tape, x, 3.f).to_vector() == std::vector<float>{3.f, -6.f, 0.75f, 12.f});

@@ -60,7 +60,7 @@ TEST_CASE("softmax gradients match finite differences", "[ops][softmax][grad]") 
   CHECK(check_gradients(f, {x}) == "");
 }
 
-TEST_CASE("softmax with a (B,1,S) padding mask: gradients match finite differences", "[ops][softmax][grad]") {
+TEST_CASE("softmax with a (B 1 S) padding mask: gradients match finite differences", "[ops][softmax][grad]") {
   Tensor x = random_tensor({2, 3, 5}, 23);
   Tensor mask = ops::key_padding_mask({5, 3}, 5);  // (2,1,5)
   auto f = [mask](Tape& tape, const std::vector<Tensor>& in) { return ops::softmax(tape, in[0], mask); };

@@ -66,7 +66,7 @@ TEST_CASE("one Adam step equals the hand-computed update", "[optim][adam]") {
   }
 }
 
-TEST_CASE("AdamW decays decoupled from the gradient, L2 through the moments", "[optim][adam]") {
+TEST_CASE("AdamW decays decoupled from the gradient while L2 goes through the moments", "[optim][adam]") {
   const float lr = 0.1f, wd = 0.5f;
   auto one_step = [&](bool decoupled, float gradient) {
     ParameterStore store(13);
