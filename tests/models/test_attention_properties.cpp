@@ -70,12 +70,7 @@ TEST_CASE("transformer maps: padded keys and keys above the causal diagonal get 
   // Sources of 4, 2 and 6 tokens, targets of 3, 5 and 2, padded to 8.
   data::Batch batch =
       testing::batch_of(testing::make_examples({{{4, 5, 6}, {7, 8}}, {{9}, {10, 9, 8, 7}}, {{5, 6, 7, 8, 9}, {4}}}));
-  Tape tape;
-  NoGradScope no_grad(tape);
-  layers::AttentionMaps maps;
-  layers::RunContext ctx{tape};
-  ctx.attention_maps = &maps;
-  model->forward(ctx, batch);
+  layers::AttentionMaps maps = testing::attention_maps_of(*model, batch);
   REQUIRE(maps.maps.size() == 3);  // one layer of each kind
   const int64_t heads = testing::tiny_transformer_options().layer.heads;
   for (const auto& map : maps.maps) {
@@ -98,7 +93,8 @@ TEST_CASE("transformer maps: padded keys and keys above the causal diagonal get 
   }
 }
 
-TEST_CASE("multi-head attention maps (B - N - D) to (B - N - D) with weights (B - H - Tq - Tk)", "[models][attention]") {
+TEST_CASE("multi-head attention maps (B - N - D) to (B - N - D) with weights (B - H - Tq - Tk)",
+          "[models][attention]") {
   const int64_t batch = 2, width = 12, heads = 3, queries = 4, keys = 6;
   ParameterStore store(2);
   layers::MultiHeadAttention self(store, "self", layers::MultiHeadAttention::Kind::self, width, heads, 0.f);

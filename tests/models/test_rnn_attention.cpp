@@ -21,10 +21,6 @@ using attn::testing::tiny_rnn;
 
 namespace {
 
-// Source lengths with eos: 4, 3, 2, 6.
-const std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>> kPairs = {
-    {{4, 5, 6}, {7, 8}}, {{9, 10}, {4, 5, 6, 7}}, {{5}, {6}}, {{8, 7, 6, 5, 4}, {10, 9}}};
-
 // Encoder states (B, S, 2H), flat.
 std::vector<float> states_of(const models::RnnAttentionModel& model, const data::Batch& batch) {
   Tape tape;
@@ -52,7 +48,7 @@ decode::SearchOptions search_options(int beam) {
 
 TEST_CASE("the rnn encoder ignores padding: real positions are equal at S = 8 and S = 16", "[models][rnn]") {
   auto model = tiny_rnn();
-  auto examples = make_examples(kPairs);
+  auto examples = make_examples(testing::kTinyPairs);
   data::Batch short_batch = batch_of(examples, 8), long_batch = batch_of(examples, 16);
   REQUIRE(short_batch.src_len == 8);
   REQUIRE(long_batch.src_len == 16);
@@ -65,7 +61,7 @@ TEST_CASE("the rnn encoder ignores padding: real positions are equal at S = 8 an
 
 TEST_CASE("extra padding does not change the rnn's loss", "[models][rnn]") {
   auto model = tiny_rnn();
-  auto examples = make_examples(kPairs);
+  auto examples = make_examples(testing::kTinyPairs);
   double tight = batch_loss(*model, batch_of(examples, 1), 0.1f);
   double padded = batch_loss(*model, batch_of(examples, 16), 0.1f);
   CHECK(padded == Approx(tight).epsilon(1e-5));
@@ -88,13 +84,8 @@ TEST_CASE("rnn gradients match finite differences through the whole model (BPTT)
 
 TEST_CASE("rnn attention maps: one (B - 1 - T - S) cross map whose real rows sum to 1 - padding 0", "[models][rnn]") {
   auto model = tiny_rnn();
-  data::Batch batch = batch_of(make_examples(kPairs), 8);
-  Tape tape;
-  NoGradScope no_grad(tape);
-  layers::AttentionMaps maps;
-  layers::RunContext ctx{tape};
-  ctx.attention_maps = &maps;
-  model->forward(ctx, batch);
+  data::Batch batch = batch_of(make_examples(testing::kTinyPairs), 8);
+  layers::AttentionMaps maps = testing::attention_maps_of(*model, batch);
   REQUIRE(maps.maps.size() == 1);
   CHECK(maps.maps[0].kind == layers::AttentionKind::cross);
   CHECK(maps.maps[0].layer == 0);
@@ -144,7 +135,7 @@ TEST_CASE("rnn step-by-step decoding reproduces the teacher-forced logits and at
 
 TEST_CASE("rnn beam search with beam 1 equals greedy search", "[models][rnn][decode]") {
   auto model = tiny_rnn(5);
-  data::Batch batch = batch_of(make_examples(kPairs));
+  data::Batch batch = batch_of(make_examples(testing::kTinyPairs));
   auto beam = decode::beam_search(*model, batch, search_options(1));
   auto greedy = decode::greedy_search(*model, batch, search_options(1));
   REQUIRE(beam.size() == greedy.size());
@@ -159,7 +150,7 @@ TEST_CASE("rnn save then load into a fresh model gives identical logits", "[mode
   std::string path = dir.file("rnn.safetensors");
   auto saved = tiny_rnn(3);
   auto loaded = tiny_rnn(99);
-  data::Batch batch = batch_of(make_examples(kPairs));
+  data::Batch batch = batch_of(make_examples(testing::kTinyPairs));
   std::vector<float> expected = logits_of(*saved, batch);
   REQUIRE(logits_of(*loaded, batch) != expected);
   io::save_checkpoint(path, saved->parameters());

@@ -15,16 +15,9 @@ using attn::testing::make_examples;
 using attn::testing::model_gradient_mismatches;
 using attn::testing::tiny_transformer;
 
-namespace {
-
-const std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>> kPairs = {
-    {{4, 5, 6}, {7, 8}}, {{9, 10}, {4, 5, 6, 7}}, {{5}, {6}}, {{8, 7, 6, 5, 4}, {10, 9}}};
-
-}  // namespace
-
 TEST_CASE("extra padding does not change the transformer's loss", "[models][transformer]") {
   auto model = tiny_transformer();
-  auto examples = make_examples(kPairs);
+  auto examples = make_examples(testing::kTinyPairs);
   double tight = batch_loss(*model, batch_of(examples, 1), 0.1f);
   double padded = batch_loss(*model, batch_of(examples, 16), 0.1f);
   CHECK(padded == Approx(tight).epsilon(1e-5));

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "data/batch.h"
+#include "layers/attention_maps.h"
 #include "models/rnn_attention.h"
 #include "models/transformer.h"
 
@@ -17,6 +18,13 @@ std::unique_ptr<models::TransformerModel> tiny_transformer(uint64_t seed = 3);
 // Embedding 8, encoder 4 per direction (states 8 wide), decoder 8, attention 8, no dropout.
 models::RnnAttentionOptions tiny_rnn_options();
 std::unique_ptr<models::RnnAttentionModel> tiny_rnn(uint64_t seed = 3);
+
+using TokenPairs = std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>>;
+// Four pairs of different lengths (sources with eos: 4, 3, 2, 6 tokens) for invariant tests.
+extern const TokenPairs kTinyPairs;
+
+// Teacher-forced forward of `batch` with attention maps collected (no gradient).
+layers::AttentionMaps attention_maps_of(const models::Seq2SeqModel& model, const data::Batch& batch);
 
 // Examples from token lists (eos appended to both sides); the tiny models take ids 4..10.
 std::vector<data::Example> make_examples(
