@@ -16,17 +16,6 @@ using layers::AttentionKind;
 // Pads to a multiple of 8 like training batches, so the maps hold padding to cut away.
 constexpr int kPadMultiple = 8;
 
-// Every map of one teacher-forced forward() (no tape, no dropout).
-layers::AttentionMaps forward_maps(const models::Seq2SeqModel& model, const data::Batch& batch) {
-  Tape tape;
-  NoGradScope no_grad(tape);
-  layers::AttentionMaps maps;
-  layers::RunContext ctx{tape};
-  ctx.attention_maps = &maps;
-  model.forward(ctx, batch);
-  return maps;
-}
-
 bool selected(const layers::AttentionMap& map, const AttentionSelection& selection) {
   return (!selection.kind || map.kind == *selection.kind) && (!selection.layer || map.layer == *selection.layer);
 }
@@ -87,6 +76,16 @@ SentenceAttention sentence_of(const data::Batch& batch, int64_t b) {
 
 }  // namespace
 
+layers::AttentionMaps teacher_forced_attention(const models::Seq2SeqModel& model, const data::Batch& batch) {
+  Tape tape;
+  NoGradScope no_grad(tape);
+  layers::AttentionMaps maps;
+  layers::RunContext ctx{tape};
+  ctx.attention_maps = &maps;
+  model.forward(ctx, batch);
+  return maps;
+}
+
 AttentionKind attention_kind_from_name(const std::string& name) {
   for (AttentionKind kind : {AttentionKind::encoder_self, AttentionKind::decoder_self, AttentionKind::cross})
     if (layers::attention_kind_name(kind) == name) return kind;
@@ -129,7 +128,7 @@ void collect_attention(const models::Seq2SeqModel& model, const std::vector<data
     std::vector<const data::Example*> rows;
     for (size_t i = first; i < last; ++i) rows.push_back(&examples[i]);
     data::Batch batch = data::make_batch(rows, kPadMultiple);
-    layers::AttentionMaps maps = forward_maps(model, batch);
+    layers::AttentionMaps maps = teacher_forced_attention(model, batch);
     if (first == 0) check_selection(maps, selection);
     std::vector<SentenceAttention> sentences;
     for (int64_t b = 0; b < batch.size; ++b) sentences.push_back(sentence_of(batch, b));

@@ -70,6 +70,9 @@ layers::AttentionKind attention_kind_from_name(const std::string& name);
 // model lacks, a layer or head out of range (the message names how many there are).
 void check_selection(const layers::AttentionMaps& maps, const AttentionSelection& selection);
 
+// Every attention map of one teacher-forced forward() (no tape, no dropout), with padding.
+layers::AttentionMaps teacher_forced_attention(const models::Seq2SeqModel& model, const data::Batch& batch);
+
 // Teacher-forced attention of each example (both sides ending in eos; Example::index = input
 // line), batch_size examples per forward() in the given order; `sink` gets every example's
 // selected maps in that order. The selection is checked against the first batch's maps.

@@ -70,7 +70,7 @@ TEST_CASE("transformer maps: padded keys and keys above the causal diagonal get 
   // Sources of 4, 2 and 6 tokens, targets of 3, 5 and 2, padded to 8.
   data::Batch batch =
       testing::batch_of(testing::make_examples({{{4, 5, 6}, {7, 8}}, {{9}, {10, 9, 8, 7}}, {{5, 6, 7, 8, 9}, {4}}}));
-  layers::AttentionMaps maps = testing::attention_maps_of(*model, batch);
+  layers::AttentionMaps maps = decode::teacher_forced_attention(*model, batch);
   REQUIRE(maps.maps.size() == 3);  // one layer of each kind
   const int64_t heads = testing::tiny_transformer_options().layer.heads;
   for (const auto& map : maps.maps) {

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "data/vocab.h"
+#include "decode/attention_dump.h"
 #include "decode/search.h"
 #include "io/checkpoint.h"
 #include "models/model_factory.h"
@@ -85,7 +86,7 @@ TEST_CASE("rnn gradients match finite differences through the whole model (BPTT)
 TEST_CASE("rnn attention maps: one (B - 1 - T - S) cross map whose real rows sum to 1 - padding 0", "[models][rnn]") {
   auto model = tiny_rnn();
   data::Batch batch = batch_of(make_examples(testing::kTinyPairs), 8);
-  layers::AttentionMaps maps = testing::attention_maps_of(*model, batch);
+  layers::AttentionMaps maps = decode::teacher_forced_attention(*model, batch);
   REQUIRE(maps.maps.size() == 1);
   CHECK(maps.maps[0].kind == layers::AttentionKind::cross);
   CHECK(maps.maps[0].layer == 0);

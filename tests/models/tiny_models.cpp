@@ -9,16 +9,6 @@ namespace attn::testing {
 
 const TokenPairs kTinyPairs = {{{4, 5, 6}, {7, 8}}, {{9, 10}, {4, 5, 6, 7}}, {{5}, {6}}, {{8, 7, 6, 5, 4}, {10, 9}}};
 
-layers::AttentionMaps attention_maps_of(const models::Seq2SeqModel& model, const data::Batch& batch) {
-  Tape tape;
-  NoGradScope no_grad(tape);
-  layers::AttentionMaps maps;
-  layers::RunContext ctx{tape};
-  ctx.attention_maps = &maps;
-  model.forward(ctx, batch);
-  return maps;
-}
-
 models::TransformerOptions tiny_transformer_options() {
   models::TransformerOptions options;
   options.source_vocab = options.target_vocab = 11;

@@ -23,9 +23,6 @@ using TokenPairs = std::vector<std::pair<std::vector<int32_t>, std::vector<int32
 // Four pairs of different lengths (sources with eos: 4, 3, 2, 6 tokens) for invariant tests.
 extern const TokenPairs kTinyPairs;
 
-// Teacher-forced forward of `batch` with attention maps collected (no gradient).
-layers::AttentionMaps attention_maps_of(const models::Seq2SeqModel& model, const data::Batch& batch);
-
 // Examples from token lists (eos appended to both sides); the tiny models take ids 4..10.
 std::vector<data::Example> make_examples(
     const std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>>& pairs);
