@@ -265,8 +265,10 @@ void TrainingRun::run() {
     return;
   }
   if (state_.step % config_.train.valid_every != 0) validate();
+  // The metric is stored oriented so that higher is better: loss is kept negated.
+  double best = config_.train.valid_metric == "loss" ? -state_.best_metric : state_.best_metric;
   spdlog::info("training finished at step {} after {}; best {} {:.2f} at step {}", state_.step,
-               format_duration(elapsed()), config_.train.valid_metric, state_.best_metric, state_.best_step);
+               format_duration(elapsed()), config_.train.valid_metric, best, state_.best_step);
 }
 
 }  // namespace
