@@ -170,6 +170,7 @@ void TrainingRun::report(const StepStats& stats) {
   double loss = window_.loss / std::max<int64_t>(window_.tokens, 1);
   double perplexity = std::exp(window_.nll / std::max<int64_t>(window_.tokens, 1));
   float lr = learning_rate_at(schedule_, state_.step);
+  dnn::PrimitiveCache& cache = dnn::Context::get().cache();
   double seconds_per_step = seconds / window_.steps;
   double eta = std::numeric_limits<double>::infinity();
   if (config_.train.max_steps > 0) eta = (config_.train.max_steps - state_.step) * seconds_per_step;
@@ -182,6 +183,7 @@ void TrainingRun::report(const StepStats& stats) {
                            {"lr", lr},
                            {"grad_norm", stats.grad_norm},
                            {"tokens_per_s", tokens_per_second},
+                           {"primitive_cache_hit_rate", cache.hit_rate()},
                            {"elapsed_s", elapsed()},
                            {"skipped_steps", state_.skipped_steps}};
   log_->write(record, fmt::format("step {:>6} | epoch {:>2} | loss {:.3f} | ppl {:7.2f} | lr {:.2e} | "
@@ -189,6 +191,7 @@ void TrainingRun::report(const StepStats& stats) {
                                   state_.step, batcher_->epoch(), loss, perplexity, lr, tokens_per_second,
                                   format_duration(elapsed()), format_duration(eta)));
   window_ = Window{};
+  cache.reset_counters();  // the hit rate is per window: after warm-up it should stay near 100%
 }
 
 bool TrainingRun::validate() {
