@@ -62,9 +62,7 @@ TEST_CASE("the rnn encoder ignores padding: real positions are equal at S = 8 an
 
 TEST_CASE("extra padding does not change the rnn's loss", "[models][rnn]") {
   auto model = tiny_rnn();
-  auto examples = make_examples(testing::kTinyPairs);
-  double tight = batch_loss(*model, batch_of(examples, 1), 0.1f);
-  double padded = batch_loss(*model, batch_of(examples, 16), 0.1f);
+  auto [tight, padded] = testing::tight_and_padded_loss(*model);
   CHECK(padded == Approx(tight).epsilon(1e-5));
 }
 

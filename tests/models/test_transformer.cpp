@@ -17,9 +17,7 @@ using attn::testing::tiny_transformer;
 
 TEST_CASE("extra padding does not change the transformer's loss", "[models][transformer]") {
   auto model = tiny_transformer();
-  auto examples = make_examples(testing::kTinyPairs);
-  double tight = batch_loss(*model, batch_of(examples, 1), 0.1f);
-  double padded = batch_loss(*model, batch_of(examples, 16), 0.1f);
+  auto [tight, padded] = testing::tight_and_padded_loss(*model);
   CHECK(padded == Approx(tight).epsilon(1e-5));
 }
 

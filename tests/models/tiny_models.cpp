@@ -131,4 +131,9 @@ std::vector<std::string> model_gradient_mismatches(models::Seq2SeqModel& model, 
   return mismatches;
 }
 
+std::pair<double, double> tight_and_padded_loss(const models::Seq2SeqModel& model) {
+  auto examples = make_examples(kTinyPairs);
+  return {batch_loss(model, batch_of(examples, 1), 0.1f), batch_loss(model, batch_of(examples, 16), 0.1f)};
+}
+
 }  // namespace attn::testing

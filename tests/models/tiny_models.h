@@ -23,6 +23,9 @@ using TokenPairs = std::vector<std::pair<std::vector<int32_t>, std::vector<int32
 // Four pairs of different lengths (sources with eos: 4, 3, 2, 6 tokens) for invariant tests.
 extern const TokenPairs kTinyPairs;
 
+// Smoothed loss of kTinyPairs padded to a multiple of 1 and of 16: equal when padding is inert.
+std::pair<double, double> tight_and_padded_loss(const models::Seq2SeqModel& model);
+
 // Examples from token lists (eos appended to both sides); the tiny models take ids 4..10.
 std::vector<data::Example> make_examples(
     const std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>>& pairs);
