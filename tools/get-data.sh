@@ -19,7 +19,7 @@
 #
 # --from DIR   copy an existing prepared copy: DIR/tatoeba_en_it/... and DIR/iwslt17_en_it/...
 #              as laid out above. Idempotent: files already identical are left alone.
-# (default)    download the raw files (curl), check their sha256, and rebuild the splits with
+# (default)    if DEST already holds the whole corpus, keep it; otherwise download the raw files (curl), check their sha256, and rebuild the splits with
 #              make_splits.py, the corpus' split script (Python 3, standard library), which must
 #              sit next to this script or be given with --make-splits FILE. The held-out split
 #              that script also writes is discarded.
@@ -69,6 +69,15 @@ check_pairs() {
     [[ $n_en -gt 0 ]] || die "$en is empty"
     printf '  %-28s %8d pairs\n' "${rel%.en}" "$n_en"
   done < <(corpus_files)
+}
+
+# corpus_complete DIR: every corpus file is in DIR and every pair is line-aligned.
+corpus_complete() {
+  local root=$1 rel
+  while read -r rel; do
+    [[ -s "$root/$rel" ]] || return 1
+  done < <(corpus_files)
+  (check_pairs "$root" >/dev/null)
 }
 
 copy_from() {
@@ -137,6 +146,8 @@ main() {
   if [[ -n $from ]]; then
     [[ -d $from ]] || die "--from: $from is not a directory"
     copy_from "$from" "$dest"
+  elif corpus_complete "$dest"; then
+    echo "corpus already in $dest: not downloading it again"
   else
     download "$dest" "$make_splits"
   fi
