@@ -22,7 +22,9 @@ int main(int argc, char** argv) {
       std::cout << attn::io::config_to_string(config) << '\n';
       return 0;
     }
-    attn::train::train(config, {resume});
+    attn::train::TrainOptions options;
+    options.resume = resume;
+    attn::train::train(config, options);
     return 0;
   });
 }

@@ -1,15 +1,21 @@
 #include "decode/translator.h"
 
+#include <optional>
 #include <spdlog/spdlog.h>
+
+#include "core/check.h"
 
 namespace attn::decode {
 
-data::Batch source_batch(const std::vector<const std::vector<int32_t>*>& sentences) {
+data::Batch source_batch(const std::vector<const std::vector<int32_t>*>& sentences, int64_t max_length) {
   data::Batch batch;
   batch.size = static_cast<int64_t>(sentences.size());
   int64_t longest = 1;
   for (const auto* sentence : sentences) longest = std::max<int64_t>(longest, sentence->size());
+  ATTN_CHECK(max_length <= 0 || longest <= max_length, "source_batch: a sentence of ", longest,
+             " tokens exceeds the limit of ", max_length);
   batch.src_len = data::pad_length(longest, 8);
+  if (max_length > 0) batch.src_len = std::min(batch.src_len, max_length);
   batch.src.assign(batch.size * batch.src_len, data::kPadId);
   for (int64_t b = 0; b < batch.size; ++b) {
     const auto& sentence = *sentences[b];
@@ -20,35 +26,47 @@ data::Batch source_batch(const std::vector<const std::vector<int32_t>*>& sentenc
   return batch;
 }
 
+EncodedSources encode_sources(const data::Vocab& vocab, const std::vector<std::string>& lines, int64_t max_tokens) {
+  const auto count = static_cast<int64_t>(lines.size());
+  EncodedSources sources;
+  sources.ids.resize(lines.size());
+  std::vector<char> truncated(lines.size(), 0);
+  std::optional<std::string> failure;  // exceptions must not leave an OpenMP region
+#pragma omp parallel for schedule(dynamic, 64)
+  for (int64_t i = 0; i < count; ++i) {
+    try {
+      std::vector<int32_t>& ids = sources.ids[i];
+      ids = vocab.encode(lines[i]);
+      if (max_tokens > 0 && int64_t(ids.size()) >= max_tokens) {
+        ids.resize(max_tokens - 1);  // room for eos
+        truncated[i] = 1;
+      }
+      if (!ids.empty()) ids.push_back(data::kEosId);
+    } catch (const std::exception& error) {
+#pragma omp critical(attn_encode_sources_failure)
+      if (!failure) failure = "input line " + std::to_string(i + 1) + ": " + error.what();
+    }
+  }
+  ATTN_CHECK(!failure, *failure);
+  for (int64_t i = 0; i < count; ++i)
+    if (truncated[i]) sources.truncated.push_back(i);
+  return sources;
+}
+
 Translator::Translator(const models::Seq2SeqModel& model, const data::Vocab& source_vocab,
                        const data::Vocab& target_vocab, TranslateOptions options)
     : model_(model), source_vocab_(source_vocab), target_vocab_(target_vocab), options_(options) {}
-
-std::vector<std::vector<int32_t>> Translator::encode_lines(const std::vector<std::string>& lines) const {
-  std::vector<std::vector<int32_t>> encoded(lines.size());
-  std::vector<char> truncated(lines.size(), 0);
-  int64_t limit = options_.max_source_tokens;  // eos included
-#pragma omp parallel for schedule(dynamic, 64)
-  for (size_t i = 0; i < lines.size(); ++i) {
-    encoded[i] = source_vocab_.encode(lines[i]);
-    if (limit > 0 && int64_t(encoded[i].size()) >= limit) {
-      encoded[i].resize(limit - 1);
-      truncated[i] = 1;
-    }
-    if (!encoded[i].empty()) encoded[i].push_back(data::kEosId);
-  }
-  for (size_t i = 0; i < lines.size(); ++i)
-    if (truncated[i])
-      spdlog::warn("input line {} is longer than {} tokens; translating its first {}", i + 1, limit - 1, limit - 1);
-  return encoded;
-}
 
 std::string Translator::detokenize(const Hypothesis& hypothesis) const {
   return target_vocab_.decode(hypothesis.tokens);
 }
 
 std::vector<Translation> Translator::translate(const std::vector<std::string>& lines) const {
-  std::vector<std::vector<int32_t>> encoded = encode_lines(lines);
+  const int64_t limit = options_.max_source_tokens;  // eos included
+  EncodedSources sources = encode_sources(source_vocab_, lines, limit);
+  for (int64_t line : sources.truncated)
+    spdlog::warn("input line {} is longer than {} tokens; translating its first {}", line + 1, limit - 1, limit - 1);
+  const std::vector<std::vector<int32_t>>& encoded = sources.ids;
   std::vector<int64_t> lengths(lines.size());
   std::vector<int64_t> nonempty;
   for (size_t i = 0; i < lines.size(); ++i) {
@@ -62,7 +80,7 @@ std::vector<Translation> Translator::translate(const std::vector<std::string>& l
     size_t last = std::min(nonempty.size(), first + size_t(options_.batch_size));
     std::vector<const std::vector<int32_t>*> sentences;
     for (size_t i = first; i < last; ++i) sentences.push_back(&encoded[nonempty[i]]);
-    data::Batch batch = source_batch(sentences);
+    data::Batch batch = source_batch(sentences, limit);
     std::vector<std::vector<Hypothesis>> found;
     if (options_.search.beam == 1) {
       for (Hypothesis& hypothesis : greedy_search(model_, batch, options_.search)) found.push_back({hypothesis});

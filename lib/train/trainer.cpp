@@ -9,6 +9,7 @@
 #include "data/batcher.h"
 #include "data/corpus.h"
 #include "dnnl/context.h"
+#include "io/atomic_file.h"
 #include "io/checkpoint.h"
 #include "models/model_factory.h"
 #include "ops/cross_entropy.h"
@@ -61,6 +62,7 @@ class TrainingRun {
   double elapsed() const { return state_.elapsed_seconds + seconds_since(session_start_); }
 
   io::Config config_;
+  TrainOptions options_;
   RunPaths paths_;
   Vocabularies vocab_;
   std::unique_ptr<data::Batcher> batcher_;
@@ -79,8 +81,11 @@ Vocabularies prepare_run_directory(const io::Config& config, const RunPaths& pat
   // Never overwrite a run by accident: an existing run continues only when asked to.
   ATTN_CHECK(resume || !fs::exists(paths.last_checkpoint), paths.dir,
              " already holds a run; continue it with --resume, or set another output_dir");
-  fs::create_directories(paths.dir);
-  std::ofstream(paths.config) << io::config_to_string(config) << '\n';
+  std::error_code error;
+  fs::create_directories(paths.dir, error);
+  ATTN_CHECK(!error, "cannot create the run directory ", paths.dir, " (config key output_dir): ", error.message());
+  // Atomic: a kill while it is written must not leave a run that load_run cannot read.
+  io::write_file_atomically(paths.config, io::config_to_string(config) + "\n");
   return prepare_vocabularies(config, paths);
 }
 
@@ -98,6 +103,7 @@ std::unique_ptr<data::Batcher> make_batcher(const io::Config& config, const Voca
 
 TrainingRun::TrainingRun(const io::Config& config, const TrainOptions& options)
     : config_(config),
+      options_(options),
       paths_(run_paths(config.output_dir, config.vocab.joint)),
       vocab_(prepare_run_directory(config, paths_, options.resume)),
       dropout_rng_(static_cast<uint64_t>(config.train.seed) * 0x9e3779b97f4a7c15ull + 1) {
@@ -122,10 +128,8 @@ void TrainingRun::load_resume_state() {
   io::load_parameters(checkpoint, model_->parameters());
   io::load_extra(checkpoint, "optimizer.m", adam_->first_moment());
   io::load_extra(checkpoint, "optimizer.v", adam_->second_moment());
-  auto found = checkpoint.metadata.find("train_state");
-  ATTN_CHECK(found != checkpoint.metadata.end(), paths_.last_checkpoint, " has no train_state to resume from");
-  state_ = TrainState::from_json(nlohmann::json::parse(found->second));
-  adam_->set_step_count(state_.step);
+  state_ = train_state_of(checkpoint);
+  adam_->set_step_count(state_.optimizer_steps);
   batcher_->set_position(state_.batcher);
   dropout_rng_ = Rng(dropout_rng_.seed(), state_.dropout_rng_counter);
   spdlog::info("resumed from {} at step {} (epoch {})", paths_.last_checkpoint, state_.step, state_.batcher.epoch);
@@ -151,6 +155,7 @@ StepStats TrainingRun::train_step() {
     tape.backward(ce.loss, 1.f / float(group_tokens));  // the step's loss is per target token
   }
   ParameterStore& parameters = model_->parameters();
+  if (options_.after_backward) options_.after_backward(state_.step + 1, parameters);
   stats.grad_norm = config_.train.clip_norm > 0 ? optim::clip_grad_norm(parameters, config_.train.clip_norm)
                                                 : optim::global_grad_norm(parameters);
   stats.finite = std::isfinite(stats.loss) && std::isfinite(stats.grad_norm);
@@ -216,18 +221,25 @@ bool TrainingRun::validate() {
 void TrainingRun::save(bool best) {
   io::CheckpointExtras extras;
   extras.metadata["config"] = io::config_to_json(config_).dump();
-  if (best) {
-    io::save_checkpoint(paths_.best_checkpoint, model_->parameters(), extras);
-    return;
+  const std::string& path = best ? paths_.best_checkpoint : paths_.last_checkpoint;
+  if (!best) {
+    state_.batcher = batcher_->position();
+    state_.dropout_rng_counter = dropout_rng_.counter();
+    state_.optimizer_steps = adam_->step_count();
+    TrainState saved = state_;
+    saved.elapsed_seconds = elapsed();
+    extras.metadata["train_state"] = saved.to_json().dump();
+    extras.tensors["optimizer.m"] = adam_->first_moment();
+    extras.tensors["optimizer.v"] = adam_->second_moment();
   }
-  state_.batcher = batcher_->position();
-  state_.dropout_rng_counter = dropout_rng_.counter();
-  TrainState saved = state_;
-  saved.elapsed_seconds = elapsed();
-  extras.metadata["train_state"] = saved.to_json().dump();
-  extras.tensors["optimizer.m"] = adam_->first_moment();
-  extras.tensors["optimizer.v"] = adam_->second_moment();
-  io::save_checkpoint(paths_.last_checkpoint, model_->parameters(), extras);
+  try {
+    io::save_checkpoint(path, model_->parameters(), extras);
+  } catch (const Error& error) {
+    // A full disk or an unwritable directory: the write was atomic, so the old file is intact.
+    throw Error(fmt::format(
+        "step {}: saving the checkpoint failed: {}. {}", state_.step, error.what(),
+        fs::exists(path) ? "The previous " + path + " is unchanged." : std::string("No checkpoint was saved.")));
+  }
 }
 
 bool TrainingRun::limit_reached() const {
@@ -247,9 +259,13 @@ void TrainingRun::run() {
     state_.target_tokens += stats.tokens;
     if (!stats.finite) {
       ++state_.skipped_steps;
-      ATTN_CHECK(++state_.nonfinite_in_a_row < config_.train.max_nonfinite_steps, state_.nonfinite_in_a_row,
-                 " steps in a row had a non-finite loss or gradient; stopping (last good checkpoint: ",
-                 paths_.last_checkpoint, "). Try a lower train.learning_rate or train.clip_norm.");
+      ATTN_CHECK(++state_.nonfinite_in_a_row < config_.train.max_nonfinite_steps, "step ", state_.step, ": ",
+                 state_.nonfinite_in_a_row,
+                 " steps in a row had a non-finite loss or gradient (train.max_nonfinite_steps ", "is ",
+                 config_.train.max_nonfinite_steps, "); stopping. ",
+                 fs::exists(paths_.last_checkpoint) ? "The last good checkpoint is " + paths_.last_checkpoint
+                                                    : std::string("No checkpoint was saved"),
+                 ". Try a lower train.learning_rate or train.clip_norm.");
       spdlog::warn("step {}: non-finite loss or gradient, step skipped", state_.step);
     } else {
       state_.nonfinite_in_a_row = 0;
@@ -271,7 +287,25 @@ void TrainingRun::run() {
 
 }  // namespace
 
+void check_data_files(const io::Config& config) {
+  const io::DataConfig& d = config.data;
+  const std::pair<const char*, const std::string*> files[] = {{"train_src", &d.train_src},
+                                                              {"train_tgt", &d.train_tgt},
+                                                              {"valid_src", &d.valid_src},
+                                                              {"valid_tgt", &d.valid_tgt}};
+  for (const auto& [name, path] : files) {
+    const std::string key = std::string("config key data.") + name;
+    ATTN_CHECK(!path->empty(), key, " is not set; training needs it");
+    std::error_code error;
+    fs::file_status status = fs::status(*path, error);
+    ATTN_CHECK(fs::exists(status), key, ": file '", *path, "' does not exist");
+    ATTN_CHECK(!fs::is_directory(status), key, ": '", *path, "' is a directory, not a text file");
+    ATTN_CHECK(std::ifstream(*path).good(), key, ": cannot read '", *path, "'");
+  }
+}
+
 void train(const io::Config& config, const TrainOptions& options) {
+  check_data_files(config);
   dnn::set_num_threads(config.train.threads);
   dnn::Context::get().set_matmul_precision(config.train.precision == "bf16" ? dnn::MatmulPrecision::bf16
                                                                             : dnn::MatmulPrecision::f32);

@@ -19,7 +19,7 @@ TEST_CASE("dropout in evaluation or with p = 0 returns the input itself", "[ops]
   CHECK(tape.size() == 0);
 }
 
-TEST_CASE("dropout rejects probabilities outside [0, 1)", "[ops][dropout]") {
+TEST_CASE("dropout rejects probabilities outside 0 <= p < 1", "[ops][dropout]") {
   Tape tape;
   Rng rng(5);
   Tensor x = Tensor::zeros({4});

@@ -7,7 +7,7 @@ using namespace attn;
 using attn::testing::check_gradients;
 using attn::testing::random_tensor;
 
-TEST_CASE("split_heads places x[b, t, h * Dh + e] at y[b, h, t, e]", "[ops][heads]") {
+TEST_CASE("split_heads places x(b, t, h * Dh + e) at y(b, h, t, e)", "[ops][heads]") {
   Tape tape;
   const int64_t B = 2, T = 3, H = 2, Dh = 3, D = H * Dh;
   Tensor x = random_tensor({B, T, D}, 1, 1.f, false);

@@ -67,7 +67,7 @@ TEST_CASE("softmax with a (B,1,S) padding mask: gradients match finite differenc
   CHECK(check_gradients(f, {x}) == "");
 }
 
-TEST_CASE("a masked position gets exactly zero weight; a fully masked row stays finite", "[ops][softmax]") {
+TEST_CASE("a masked position gets exactly zero weight, and a fully masked row stays finite", "[ops][softmax]") {
   Tape tape;
   Tensor x = random_tensor({3, 2, 4}, 24, 3.f, false);
   Tensor mask = ops::key_padding_mask({4, 2, 0}, 4);  // (3,1,4); sequence 2 is all padding
