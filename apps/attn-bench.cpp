@@ -36,7 +36,7 @@ attn::decode::TranslateOptions translate_options(const attn::io::Config& config,
   options.search.max_len_ratio = float(config.decode.max_len_ratio);
   options.search.max_len_extra = config.decode.max_len_extra;
   options.batch_size = flags.batch_size;
-  if (config.model.type == "transformer") options.max_source_tokens = config.model.transformer.max_positions;
+  options.max_source_tokens = options.search.max_output_tokens = attn::models::max_sequence_length(config);
   return options;
 }
 

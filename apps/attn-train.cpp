@@ -1,12 +1,15 @@
 // attn-train: trains a translation model from a JSON config.
 //   attn-train --config configs/en-it.json [--set train.max_steps=2000 ...] [--resume] [--dump-config]
+//   mpirun -np N attn-train --config ...     data-parallel over N ranks (README "Training on many cores")
 #include <iostream>
 
 #include "app_main.h"
+#include "dist/communicator.h"
 #include "io/config.h"
 #include "train/trainer.h"
 
 int main(int argc, char** argv) {
+  attn::dist::WorldSession world(&argc, &argv);  // under mpirun: one rank of a data-parallel run
   CLI::App app{"attn-train: train a sequence-to-sequence translation model from a JSON config"};
   std::string config_path;
   std::vector<std::string> overrides;
@@ -16,13 +19,15 @@ int main(int argc, char** argv) {
   app.add_flag("--resume", resume, "continue from OUTPUT_DIR/checkpoint.last.safetensors");
   app.add_flag("--dump-config", dump_config, "print the resolved config and exit");
   CLI11_PARSE(app, argc, argv);
-  return attn::apps::run_app([&] {
+  return world.finish(attn::apps::run_app([&] {
     attn::io::Config config = attn::io::load_config(config_path, overrides);
     if (dump_config) {
       std::cout << attn::io::config_to_string(config) << '\n';
       return 0;
     }
-    attn::train::train(config, {resume});
+    attn::train::TrainOptions options;
+    options.resume = resume;
+    attn::train::train(config, options);
     return 0;
-  });
+  }));
 }

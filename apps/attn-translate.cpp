@@ -4,9 +4,11 @@
 #include <iostream>
 
 #include "app_main.h"
+#include "data/corpus.h"
 #include "decode/translator.h"
 #include "dnnl/context.h"
 #include "io/config.h"
+#include "models/model_factory.h"
 #include "train/run_directory.h"
 
 namespace {
@@ -59,19 +61,18 @@ int main(int argc, char** argv) {
     options.search.max_len_ratio = float(d.max_len_ratio);
     options.search.max_len_extra = d.max_len_extra;
     options.batch_size = batch_size > 0 ? batch_size : d.batch_size;
-    if (run.config.model.type == "transformer") options.max_source_tokens = run.config.model.transformer.max_positions;
+    options.max_source_tokens = options.search.max_output_tokens = attn::models::max_sequence_length(run.config);
     ATTN_CHECK(options.search.nbest <= options.search.beam, "--nbest ", options.search.nbest,
                " needs --beam of at least that");
 
-    std::vector<std::string> lines;
-    for (std::string line; std::getline(std::cin, line);) {
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      lines.push_back(line);
-    }
+    std::vector<std::string> lines = attn::data::read_lines(std::cin, "standard input");
     attn::decode::Translator translator(*run.model, run.vocab->source, run.vocab->target, options);
     std::vector<attn::decode::Translation> translations = translator.translate(lines);
     for (size_t i = 0; i < translations.size(); ++i)
       print_translation(i, translations[i], translator, options.search.nbest);
+    // A full disk or a closed pipe must not pass for a complete translation.
+    std::cout.flush();
+    ATTN_CHECK(std::cout.good(), "cannot write the translations to standard output");
     return 0;
   });
 }

@@ -13,6 +13,7 @@ packages=(
   libspdlog-dev         # logging
   libsentencepiece-dev  # tokenization (library, not the CLI)
   catch2                # unit tests (Catch2 2.13)
+  libopenmpi-dev openmpi-bin  # data-parallel training: mpirun -np N attn-train
 )
 [ $# -eq 0 ] || packages=("$@")
 

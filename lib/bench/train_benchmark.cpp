@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <spdlog/fmt/fmt.h>
-#include <sys/resource.h>
 
 #include "bench/matmul_peak.h"
+#include "core/process_memory.h"
 #include "data/batch.h"
 #include "data/vocab.h"
 #include "dnnl/context.h"
@@ -34,12 +34,6 @@ data::Batch synthetic_batch(const TrainBenchmarkOptions& options, int64_t vocab,
 }
 
 }  // namespace
-
-double peak_rss_mb() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss / 1024.0;
-}
 
 TrainBenchmarkResult run_train_benchmark(const io::Config& config, const TrainBenchmarkOptions& options) {
   int64_t vocab = config.vocab.size;
@@ -86,7 +80,7 @@ TrainBenchmarkResult run_train_benchmark(const io::Config& config, const TrainBe
     result.peak_gflops = measure_matmul_peak();
     result.mfu = result.gflops / result.peak_gflops;
   }
-  result.peak_rss_mb = peak_rss_mb();
+  result.peak_rss_mb = peak_resident_mb();
   return result;
 }
 

@@ -37,7 +37,5 @@ struct TrainBenchmarkResult {
 
 TrainBenchmarkResult run_train_benchmark(const io::Config& config, const TrainBenchmarkOptions& options);
 
-// Peak resident set size of this process so far, in MiB.
-double peak_rss_mb();
 
 }  // namespace attn::bench

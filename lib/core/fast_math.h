@@ -5,7 +5,8 @@
 // about 2e-7 over the f32 range.
 //
 // exp(x) for x below -87.3 (where f32 turns denormal) is exactly 0, so scores masked with
-// kMaskValue (ops/mask.h) get exactly zero weight, as with libm.
+// kMaskValue (ops/mask.h) get exactly zero weight, as with libm. exp(NaN) is NaN, so a
+// diverging step still shows as a non-finite loss.
 #include <cstdint>
 #include <cstring>
 
@@ -17,7 +18,9 @@ inline float fast_exp(float x) {
   constexpr float kLn2Low = -2.12194440e-4f;
   constexpr float kUnderflow = -87.3365447504f;  // below: exactly 0
   constexpr float kOverflow = 88.3762626647949f;
-  float clamped = x > kOverflow ? kOverflow : (x < kUnderflow ? kUnderflow : x);
+  // NaN fails every comparison: it is clamped too (to kOverflow), so that the float -> int
+  // conversion and the shift below stay defined, and comes back as NaN at the end.
+  float clamped = x < kOverflow ? (x > kUnderflow ? x : kUnderflow) : kOverflow;
   float scaled = clamped * kLog2e + 0.5f;
   int32_t n = static_cast<int32_t>(scaled);
   n -= (static_cast<float>(n) > scaled);  // floor for negative values
@@ -34,7 +37,7 @@ inline float fast_exp(float x) {
   int32_t bits = (n + 127) << 23;  // 2^n
   float two_n;
   std::memcpy(&two_n, &bits, sizeof two_n);
-  return x < kUnderflow ? 0.0f : er * two_n;
+  return x < kUnderflow ? 0.0f : (x != x ? x : er * two_n);
 }
 
 }  // namespace attn

@@ -10,13 +10,17 @@ namespace attn::data {
 std::vector<std::string> read_lines(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   ATTN_CHECK(file.is_open(), "cannot open '", path, "'");
+  return read_lines(file, "'" + path + "'");
+}
+
+std::vector<std::string> read_lines(std::istream& stream, const std::string& name) {
   std::vector<std::string> lines;
   std::string line;
-  while (std::getline(file, line)) {
+  while (std::getline(stream, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     lines.push_back(std::move(line));
   }
-  ATTN_CHECK(!file.bad(), "error while reading '", path, "'");
+  ATTN_CHECK(!stream.bad(), "error while reading ", name);
   return lines;
 }
 

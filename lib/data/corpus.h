@@ -4,6 +4,7 @@
 // Files are UTF-8, one sentence per line, the two sides aligned line by line. A trailing "\r"
 // is stripped from every line, so files with CRLF (Windows) line endings read the same as LF.
 #include <cstdint>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,10 @@ namespace attn::data {
 
 // Every line of `path`, without its "\n" or "\r\n". A missing file throws, naming it.
 std::vector<std::string> read_lines(const std::string& path);
+// The same for a stream (attn-translate's standard input); `name` is for the error message.
+// Bytes are kept as they are (invalid UTF-8 and NUL included); a last line without "\n"
+// counts, and no line is made up for a stream that ends in "\n".
+std::vector<std::string> read_lines(std::istream& stream, const std::string& name);
 
 struct ParallelText {
   std::vector<std::string> src, tgt;  // src[i] translates to tgt[i]

@@ -17,6 +17,9 @@ struct SearchOptions {
   float length_penalty = 1.f;  // alpha; 0 ranks by raw log-probability
   float max_len_ratio = 1.5f;  // max output tokens = ratio * source length + extra
   int max_len_extra = 10;
+  // The model's own limit on output tokens (a Transformer's position table); 0 = none. Caps
+  // the ratio-based limit, so a long source never runs the decoder past the table.
+  int64_t max_output_tokens = 0;
   int nbest = 1;
   int32_t bos_id = 2;
   int32_t eos_id = 3;
@@ -35,7 +38,7 @@ std::vector<std::vector<Hypothesis>> beam_search(const models::Seq2SeqModel& mod
 std::vector<Hypothesis> greedy_search(const models::Seq2SeqModel& model, const data::Batch& source,
                                       const SearchOptions& options);
 
-// Longest output allowed for a source of `source_length` tokens.
+// Longest output allowed for a source of `source_length` tokens (at least 1).
 int64_t max_output_length(int64_t source_length, const SearchOptions& options);
 // GNMT length penalty ((5 + length) / 6)^alpha.
 float length_penalty(int64_t length, float alpha);

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 
 #include "core/fast_math.h"
@@ -6,7 +7,9 @@
 namespace attn::decode {
 
 int64_t max_output_length(int64_t source_length, const SearchOptions& options) {
-  return static_cast<int64_t>(options.max_len_ratio * float(source_length)) + options.max_len_extra;
+  int64_t length = static_cast<int64_t>(options.max_len_ratio * float(source_length)) + options.max_len_extra;
+  if (options.max_output_tokens > 0) length = std::min(length, options.max_output_tokens);
+  return std::max<int64_t>(length, 1);
 }
 
 float length_penalty(int64_t length, float alpha) {

@@ -1,15 +1,21 @@
 #include "decode/translator.h"
 
+#include <optional>
 #include <spdlog/spdlog.h>
+
+#include "core/check.h"
 
 namespace attn::decode {
 
-data::Batch source_batch(const std::vector<const std::vector<int32_t>*>& sentences) {
+data::Batch source_batch(const std::vector<const std::vector<int32_t>*>& sentences, int64_t max_length) {
   data::Batch batch;
   batch.size = static_cast<int64_t>(sentences.size());
   int64_t longest = 1;
   for (const auto* sentence : sentences) longest = std::max<int64_t>(longest, sentence->size());
+  ATTN_CHECK(max_length <= 0 || longest <= max_length, "source_batch: a sentence of ", longest,
+             " tokens exceeds the limit of ", max_length);
   batch.src_len = data::pad_length(longest, 8);
+  if (max_length > 0) batch.src_len = std::min(batch.src_len, max_length);
   batch.src.assign(batch.size * batch.src_len, data::kPadId);
   for (int64_t b = 0; b < batch.size; ++b) {
     const auto& sentence = *sentences[b];
@@ -26,18 +32,27 @@ Translator::Translator(const models::Seq2SeqModel& model, const data::Vocab& sou
 
 std::vector<std::vector<int32_t>> encode_lines(const std::vector<std::string>& lines, const data::Vocab& vocab,
                                                int64_t max_tokens, const std::string& side) {
+  const auto count = static_cast<int64_t>(lines.size());
   std::vector<std::vector<int32_t>> encoded(lines.size());
   std::vector<char> truncated(lines.size(), 0);
+  std::optional<std::string> failure;  // an exception must not leave an OpenMP region
 #pragma omp parallel for schedule(dynamic, 64)
-  for (size_t i = 0; i < lines.size(); ++i) {
-    encoded[i] = vocab.encode(lines[i]);
-    if (max_tokens > 0 && int64_t(encoded[i].size()) >= max_tokens) {
-      encoded[i].resize(max_tokens - 1);
-      truncated[i] = 1;
+  for (int64_t i = 0; i < count; ++i) {
+    try {
+      std::vector<int32_t>& ids = encoded[i];
+      ids = vocab.encode(lines[i]);
+      if (max_tokens > 0 && int64_t(ids.size()) >= max_tokens) {
+        ids.resize(max_tokens - 1);  // room for eos
+        truncated[i] = 1;
+      }
+      if (!ids.empty()) ids.push_back(data::kEosId);
+    } catch (const std::exception& error) {
+#pragma omp critical(attn_encode_lines_failure)
+      if (!failure) failure = side + " line " + std::to_string(i + 1) + ": " + error.what();
     }
-    if (!encoded[i].empty()) encoded[i].push_back(data::kEosId);
   }
-  for (size_t i = 0; i < lines.size(); ++i)
+  ATTN_CHECK(!failure, *failure);
+  for (int64_t i = 0; i < count; ++i)
     if (truncated[i])
       spdlog::warn("{} line {} is longer than {} tokens; using its first {}", side, i + 1, max_tokens - 1,
                    max_tokens - 1);
@@ -54,6 +69,7 @@ std::vector<Translation> Translator::translate(const std::vector<std::string>& l
 
 std::vector<Translation> Translator::translate_ids(const std::vector<std::vector<int32_t>>& encoded) const {
   const size_t count = encoded.size();
+  const int64_t limit = options_.max_source_tokens;  // eos included
   std::vector<int64_t> lengths(count);
   std::vector<int64_t> nonempty;
   for (size_t i = 0; i < count; ++i) {
@@ -67,7 +83,7 @@ std::vector<Translation> Translator::translate_ids(const std::vector<std::vector
     size_t last = std::min(nonempty.size(), first + size_t(options_.batch_size));
     std::vector<const std::vector<int32_t>*> sentences;
     for (size_t i = first; i < last; ++i) sentences.push_back(&encoded[nonempty[i]]);
-    data::Batch batch = source_batch(sentences);
+    data::Batch batch = source_batch(sentences, limit);
     std::vector<std::vector<Hypothesis>> found;
     if (options_.search.beam == 1) {
       for (Hypothesis& hypothesis : greedy_search(model_, batch, options_.search)) found.push_back({hypothesis});

@@ -1,7 +1,15 @@
 #pragma once
 // Translator: raw text lines in, detokenized translations out, exactly one per input line and
-// in input order (batches are length-sorted internally, then restored). An empty input line
-// gives an empty output without running the model.
+// in input order (batches are length-sorted internally, then restored).
+//
+// Input rules (attn-translate follows them; README "Using it"):
+//  - a line that encodes to no token (empty, or only whitespace) gives an empty output without
+//    running the model;
+//  - bytes that are not valid UTF-8 become U+FFFD in SentencePiece's normaliser, which is not a
+//    piece, so they encode as unk (data/vocab.h); NUL and other control bytes are characters
+//    like any other (unk unless the vocabulary has them);
+//  - a line longer than max_source_tokens (eos included) is cut to its first
+//    max_source_tokens - 1 tokens, with a warning naming the line (1-based).
 #include <string>
 #include <vector>
 
@@ -40,8 +48,9 @@ class Translator {
   TranslateOptions options_;
 };
 
-// A source-only batch from encoded sentences (each ending in eos), padded to a multiple of 8.
-data::Batch source_batch(const std::vector<const std::vector<int32_t>*>& sentences);
+// A source-only batch from encoded sentences (each ending in eos), padded to a multiple of 8
+// but never past max_length (> 0: the model's limit, which every sentence must respect).
+data::Batch source_batch(const std::vector<const std::vector<int32_t>*>& sentences, int64_t max_length = 0);
 
 // Each line's ids with eos appended; an empty line gives no ids. A line of max_tokens or more
 // tokens (eos included; 0 = no limit) keeps its first max_tokens - 1 and a warning names it as

@@ -106,11 +106,18 @@ void Config::validate(const std::string& path) const {
   ATTN_CHECK(!output_dir.empty(), key("output_dir"), " must not be empty");
   ATTN_CHECK(!model.shared_embeddings || vocab.joint, key("model.shared_embeddings"), " requires ", key("vocab.joint"),
              " = true (one vocabulary for both sides)");
-  // A training pair holds up to max_len tokens plus BOS or EOS; a fixed position table must
-  // cover it.
-  if (model.type == "transformer")
-    ATTN_CHECK(model.transformer.max_positions >= data.max_len + 1, key("model.transformer.max_positions"), " (",
-               model.transformer.max_positions, ") must be >= ", key("data.max_len"), " + 1 (", data.max_len + 1, ")");
+  // A training pair holds up to max_len tokens plus BOS or EOS, and a batch pads it up to a
+  // multiple of train.pad_multiple; a fixed position table must cover both.
+  if (model.type == "transformer") {
+    // 64-bit: data.max_len may be INT_MAX.
+    const int64_t positions = model.transformer.max_positions, max_len = data.max_len, pad = train.pad_multiple;
+    ATTN_CHECK(positions >= max_len + 1, key("model.transformer.max_positions"), " (", positions,
+               ") must be >= ", key("data.max_len"), " + 1 (", max_len + 1, ")");
+    const int64_t padded = (max_len + pad - 1) / pad * pad;
+    ATTN_CHECK(positions >= padded, key("model.transformer.max_positions"), " (", positions,
+               ") must be >= ", key("data.max_len"), " (", data.max_len, ") rounded up to a multiple of ",
+               key("train.pad_multiple"), " (", padded, ")");
+  }
 }
 
 Config config_from_json(const json& j) {

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "io/json_depth.h"
+
 namespace attn::io {
 
 using nlohmann::json;
@@ -53,6 +55,15 @@ int edit_distance(const std::string& a, const std::string& b) {
   return d[a.size()][b.size()];
 }
 
+bool is_valid_utf8(const std::string& text) {
+  try {
+    json(text).dump();
+    return true;
+  } catch (const json::type_error&) {
+    return false;
+  }
+}
+
 std::string format_number(double value) {
   std::ostringstream out;
   out << value;
@@ -96,7 +107,10 @@ Duration parse_duration(const std::string& text) {
         break;
     }
     ATTN_CHECK(unit > 0, error);
-    total += std::stod(amount) * unit;
+    // strtod, not stod: 400 digits overflow to infinity (rejected below) instead of throwing
+    // std::out_of_range.
+    total += std::strtod(amount.c_str(), nullptr) * unit;
+    ATTN_CHECK(std::isfinite(total), error);
     pos = end == std::string::npos ? text.size() : end + 1;
   }
   return Duration{total};
@@ -120,7 +134,7 @@ std::string format_duration(Duration duration) {
 
 json parse_config_text(const std::string& text, const std::string& source) {
   try {
-    return json::parse(text, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+    return json::parse(text, json_depth_limit(source), /*allow_exceptions=*/true, /*ignore_comments=*/true);
   } catch (const json::parse_error& e) {
     auto [line, column] = line_and_column(text, e.byte);
     throw Error(source + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " +
@@ -142,8 +156,13 @@ void apply_override(json& config, const std::string& assignment) {
              "\"; expected key=value, e.g. train.max_steps=1000");
   std::string key = assignment.substr(0, equals);
   std::string text = assignment.substr(equals + 1);
-  json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (value.is_discarded()) value = text;
+  json value = json::parse(text, json_depth_limit("override " + key), /*allow_exceptions=*/false);
+  if (value.is_discarded()) {
+    // JSON text is checked for UTF-8 by the parser; a plain string must be checked here, or
+    // writing config.json would fail much later with nlohmann's "invalid UTF-8 byte".
+    ATTN_CHECK(is_valid_utf8(text), "cannot set ", key, ": the value is not valid UTF-8");
+    value = text;
+  }
 
   json* node = &config;
   std::string walked;
@@ -283,7 +302,9 @@ json write_duration(Duration duration) {
   // Whole seconds as readable text ("1h30m"); zero ("no limit") and fractions as a number.
   double seconds = duration.seconds;
   if (seconds == 0) return json(0);
-  if (seconds != std::floor(seconds)) return json(seconds);
+  // format_duration writes 1e20 s as "1e+20s", which parse_duration (units, no exponents)
+  // would refuse: such a value stays a number, so config.json always reads back.
+  if (seconds != std::floor(seconds) || seconds >= 1e15) return json(seconds);
   return json(format_duration(duration));
 }
 

@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
+#include "io/atomic_file.h"
+#include "io/json_depth.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors data is little-endian; so is this code");
 
@@ -94,67 +96,6 @@ std::string make_header(const std::string& path, const std::vector<TensorEntry>&
   return text;
 }
 
-void write_all(int fd, const void* data, size_t bytes, const std::string& where) {
-  const char* cursor = static_cast<const char*>(data);
-  while (bytes > 0) {
-    ssize_t written = ::write(fd, cursor, std::min<size_t>(bytes, 1u << 30));
-    if (written < 0 && errno == EINTR) continue;
-    ATTN_CHECK(written > 0, "cannot write ", where, ": ", written < 0 ? system_error() : "no progress");
-    cursor += written;
-    bytes -= static_cast<size_t>(written);
-  }
-}
-
-std::string directory_of(const std::string& path) {
-  size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-// The rename is durable only once the directory entry is on disk.
-void sync_directory(const std::string& path) {
-  const std::string directory = directory_of(path);
-  int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  ATTN_CHECK(fd >= 0, "cannot open directory ", directory, " to sync ", path, ": ", system_error());
-  int result = ::fsync(fd);
-  std::string reason = result != 0 ? system_error() : "";
-  ::close(fd);
-  ATTN_CHECK(result == 0, "cannot sync directory ", directory, " after writing ", path, ": ", reason);
-}
-
-// The temporary file: removed on destruction unless it was renamed into place.
-class TemporaryFile {
- public:
-  explicit TemporaryFile(std::string path) : path_(std::move(path)) {
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-    ATTN_CHECK(fd_ >= 0, "cannot create ", path_, ": ", system_error());
-  }
-  ~TemporaryFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!committed_) ::unlink(path_.c_str());
-  }
-  TemporaryFile(const TemporaryFile&) = delete;
-  TemporaryFile& operator=(const TemporaryFile&) = delete;
-
-  void write(const void* data, size_t bytes) { write_all(fd_, data, bytes, path_); }
-
-  // fsync, close (both checked: a full disk may report only here), rename over `target`.
-  void commit(const std::string& target) {
-    ATTN_CHECK(::fsync(fd_) == 0, "cannot sync ", path_, ": ", system_error());
-    int result = ::close(fd_);
-    fd_ = -1;
-    ATTN_CHECK(result == 0, "cannot close ", path_, ": ", system_error());
-    ATTN_CHECK(::rename(path_.c_str(), target.c_str()) == 0, "cannot rename ", path_, " to ", target, ": ",
-               system_error());
-    committed_ = true;
-  }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-  bool committed_ = false;
-};
-
 // ---- reading -------------------------------------------------------------------------------
 
 // The header's promise about one tensor, checked against the file before any data is read.
@@ -223,7 +164,7 @@ json read_header(const std::string& path, const InputFile& file, uint64_t& heade
   file.read(8, text.data(), text.size(), "the header");
   json header;
   try {
-    header = json::parse(text);
+    header = json::parse(text, json_depth_limit(path));
   } catch (const json::exception& error) {
     ATTN_CHECK(false, path, ": header is not valid JSON: ", error.what());
   }
@@ -326,12 +267,11 @@ void write_safetensors(const std::string& path, const std::vector<TensorEntry>& 
   const std::string header = make_header(path, entries, metadata);
   unsigned char prefix[8];
   for (int i = 0; i < 8; ++i) prefix[i] = static_cast<unsigned char>(uint64_t(header.size()) >> (8 * i));
-  TemporaryFile file(path + ".tmp");
+  AtomicFile file(path);
   file.write(prefix, sizeof(prefix));
   file.write(header.data(), header.size());
   for (const TensorEntry& entry : entries) file.write(entry.data, entry.bytes);
-  file.commit(path);
-  sync_directory(path);
+  file.commit();
 }
 
 SafetensorsFile read_safetensors(const std::string& path) {

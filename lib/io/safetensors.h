@@ -7,8 +7,8 @@
 //                     ..., "__metadata__": {"<key>": "<string value>", ...}}
 //   [rest]     raw little-endian tensor data; offsets are relative to the start of this part
 //
-// Writes are atomic (temporary file, fsync, rename, fsync of the directory), so a crash never
-// leaves a half-written file at the path. Reads validate the whole header before reading any
+// Writes are atomic (io/atomic_file.h: temporary file, fsync, rename, fsync of the directory),
+// so a crash never leaves a half-written file at the path. Reads validate the whole header before reading any
 // data and never read outside the file, whatever the input.
 #include <cstddef>
 #include <map>

@@ -57,4 +57,9 @@ std::unique_ptr<Seq2SeqModel> make_model(const io::Config& config, const VocabSi
   ATTN_CHECK(false, "model.type \"", config.model.type, "\" is not available yet");
 }
 
+int64_t max_sequence_length(const io::Config& config) {
+  if (config.model.type == "transformer") return config.model.transformer.max_positions;
+  return 4 * int64_t(config.data.max_len);
+}
+
 }  // namespace attn::models

@@ -14,4 +14,10 @@ struct VocabSizes {
 
 std::unique_ptr<Seq2SeqModel> make_model(const io::Config& config, const VocabSizes& vocab);
 
+// The longest source or output, in tokens (eos included), that decoding gives a model built from
+// `config`: a Transformer's model.transformer.max_positions, its position table's size. An RNN
+// has no table; 4 x data.max_len keeps it near the lengths it was trained on, and keeps a
+// 100,000-character input line from running the quadratic decoder for hours.
+int64_t max_sequence_length(const io::Config& config);
+
 }  // namespace attn::models

@@ -26,11 +26,14 @@ RunPaths run_paths(const std::string& dir, bool joint_vocab) {
 
 namespace {
 
-// SentencePiece writes PREFIX.model; strip ".model" from the path we want.
+// SentencePiece writes PREFIX.model and PREFIX.vocab in place. Here they go under a temporary
+// prefix and are renamed once complete (.model last: its presence means "trained"), so a run
+// killed while its vocabulary trains never leaves a truncated one behind.
 void train_one(const io::Config& config, const std::vector<std::string>& inputs, const std::string& model_path) {
+  const std::string prefix = model_path.substr(0, model_path.size() - std::string(".model").size());
   data::VocabTrainOptions options;
   options.inputs = inputs;
-  options.model_prefix = model_path.substr(0, model_path.size() - std::string(".model").size());
+  options.model_prefix = prefix + ".tmp";
   options.type = config.vocab.type;
   options.vocab_size = config.vocab.size;
   options.character_coverage = static_cast<float>(config.vocab.character_coverage);
@@ -39,6 +42,8 @@ void train_one(const io::Config& config, const std::vector<std::string>& inputs,
   options.threads = config.train.threads;
   spdlog::info("training a {} {} SentencePiece vocabulary -> {}", config.vocab.size, config.vocab.type, model_path);
   train_vocab(options);
+  fs::rename(options.model_prefix + ".vocab", prefix + ".vocab");
+  fs::rename(options.model_prefix + ".model", model_path);
 }
 
 }  // namespace

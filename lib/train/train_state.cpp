@@ -1,14 +1,18 @@
 #include "train/train_state.h"
 
 #include <cmath>
+#include <limits>
+
+#include "core/check.h"
+#include "io/json_depth.h"
 
 namespace attn::train {
 
 nlohmann::json TrainState::to_json() const {
   return {{"step", step},
+          {"optimizer_steps", optimizer_steps},
           {"epoch", batcher.epoch},
           {"batch_in_epoch", batcher.batch_in_epoch},
-          {"dropout_rng_counter", dropout_rng_counter},
           {"best_metric", std::isnan(best_metric) ? nlohmann::json(nullptr) : nlohmann::json(best_metric)},
           {"best_step", best_step},
           {"validations_without_improvement", validations_without_improvement},
@@ -18,19 +22,63 @@ nlohmann::json TrainState::to_json() const {
           {"elapsed_seconds", elapsed_seconds}};
 }
 
+namespace {
+
+// A non-negative integer field, at most `max`. Checked by hand: get<int>() of 1e300 would be an
+// undefined float-to-int conversion, and a checkpoint may be hostile.
+uint64_t count_at(const nlohmann::json& json, const char* key, uint64_t max) {
+  const nlohmann::json& value = json.at(key);
+  bool valid = value.is_number_unsigned() || (value.is_number_integer() && value.get<int64_t>() >= 0);
+  ATTN_CHECK(valid && value.get<uint64_t>() <= max, "train_state field \"", key, "\" must be an integer in [0, ", max,
+             "]; got ", value.is_structured() ? std::string("an array or object") : value.dump());
+  return value.get<uint64_t>();
+}
+
+int64_t count64_at(const nlohmann::json& json, const char* key) {
+  return static_cast<int64_t>(count_at(json, key, std::numeric_limits<int64_t>::max()));
+}
+
+int count32_at(const nlohmann::json& json, const char* key) {
+  return static_cast<int>(count_at(json, key, std::numeric_limits<int>::max()));
+}
+
+double real_at(const nlohmann::json& json, const char* key) {
+  const nlohmann::json& value = json.at(key);
+  ATTN_CHECK(value.is_number(), "train_state field \"", key, "\" must be a number");
+  return value.get<double>();
+}
+
+}  // namespace
+
 TrainState TrainState::from_json(const nlohmann::json& json) {
   TrainState state;
-  state.step = json.at("step").get<int64_t>();
-  state.batcher.epoch = json.at("epoch").get<int64_t>();
-  state.batcher.batch_in_epoch = json.at("batch_in_epoch").get<int64_t>();
-  state.dropout_rng_counter = json.at("dropout_rng_counter").get<uint64_t>();
-  if (!json.at("best_metric").is_null()) state.best_metric = json.at("best_metric").get<double>();
-  state.best_step = json.at("best_step").get<int64_t>();
-  state.validations_without_improvement = json.at("validations_without_improvement").get<int>();
-  state.nonfinite_in_a_row = json.at("nonfinite_in_a_row").get<int>();
-  state.skipped_steps = json.at("skipped_steps").get<int64_t>();
-  state.target_tokens = json.at("target_tokens").get<int64_t>();
-  state.elapsed_seconds = json.at("elapsed_seconds").get<double>();
+  state.step = count64_at(json, "step");
+  state.batcher.epoch = count64_at(json, "epoch");
+  state.batcher.batch_in_epoch = count64_at(json, "batch_in_epoch");
+  if (!json.at("best_metric").is_null()) state.best_metric = real_at(json, "best_metric");
+  state.best_step = count64_at(json, "best_step");
+  state.validations_without_improvement = count32_at(json, "validations_without_improvement");
+  state.nonfinite_in_a_row = count32_at(json, "nonfinite_in_a_row");
+  state.skipped_steps = count64_at(json, "skipped_steps");
+  state.target_tokens = count64_at(json, "target_tokens");
+  state.elapsed_seconds = real_at(json, "elapsed_seconds");
+  // Older checkpoints lack the count; every step that was not skipped was an update.
+  state.optimizer_steps =
+      json.contains("optimizer_steps") ? count64_at(json, "optimizer_steps") : state.step - state.skipped_steps;
+  return state;
+}
+
+TrainState train_state_of(const io::Checkpoint& checkpoint) {
+  auto found = checkpoint.metadata.find("train_state");
+  ATTN_CHECK(found != checkpoint.metadata.end(), checkpoint.path, " has no train_state to resume from");
+  TrainState state;
+  try {
+    state = TrainState::from_json(nlohmann::json::parse(found->second, io::json_depth_limit("train_state")));
+  } catch (const std::exception& error) {  // nlohmann's errors and ours alike
+    throw Error(checkpoint.path + ": its train_state cannot be read: " + error.what());
+  }
+  ATTN_CHECK(state.optimizer_steps <= state.step && state.skipped_steps <= state.step, checkpoint.path,
+             ": its train_state holds impossible counts: ", state.to_json().dump());
   return state;
 }
 

@@ -7,13 +7,14 @@
 #include <nlohmann/json.hpp>
 
 #include "data/batcher.h"
+#include "io/checkpoint.h"
 
 namespace attn::train {
 
 struct TrainState {
-  int64_t step = 0;                                               // optimizer steps taken
+  int64_t step = 0;                                               // steps taken, skipped ones included
+  int64_t optimizer_steps = 0;                                    // Adam updates (step - skipped_steps)
   data::BatcherPosition batcher;                                  // next batch to read
-  uint64_t dropout_rng_counter = 0;                               // position in the dropout stream
   double best_metric = std::numeric_limits<double>::quiet_NaN();  // NaN: no validation yet
   int64_t best_step = 0;
   int validations_without_improvement = 0;
@@ -25,5 +26,10 @@ struct TrainState {
   nlohmann::json to_json() const;
   static TrainState from_json(const nlohmann::json& json);
 };
+
+// The state stored under "train_state" in a last checkpoint's metadata. A missing or malformed
+// one (not JSON, a missing field, a wrong type, a negative count) is an attn::Error naming the
+// checkpoint.
+TrainState train_state_of(const io::Checkpoint& checkpoint);
 
 }  // namespace attn::train

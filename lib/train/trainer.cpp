@@ -7,8 +7,12 @@
 #include <spdlog/spdlog.h>
 
 #include "data/batcher.h"
+#include "core/process_memory.h"
+#include "core/rng.h"
 #include "data/corpus.h"
+#include "dist/communicator.h"
 #include "dnnl/context.h"
+#include "io/atomic_file.h"
 #include "io/checkpoint.h"
 #include "models/model_factory.h"
 #include "ops/cross_entropy.h"
@@ -30,18 +34,19 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-// Sums over one optimizer step (all accumulated batches).
+// Sums over one optimizer step (all accumulated batches, all ranks).
 struct StepStats {
   double loss = 0;  // smoothed loss sum
   double nll = 0;   // unsmoothed -log p sum
   int64_t tokens = 0;
   double grad_norm = 0;
+  double allreduce_seconds = 0;  // summing the gradients over ranks
   bool finite = true;
 };
 
 // Sums over the steps since the last progress line.
 struct Window {
-  double loss = 0, nll = 0;
+  double loss = 0, nll = 0, allreduce_seconds = 0;
   int64_t tokens = 0, steps = 0;
   Clock::time_point start = Clock::now();
 };
@@ -53,14 +58,19 @@ class TrainingRun {
 
  private:
   void load_resume_state();
+  void synchronize_ranks();
   StepStats train_step();
+  void sum_over_ranks(StepStats& stats);
   void report(const StepStats& stats);
   bool validate();  // returns false when patience ran out
   void save(bool best);
   bool limit_reached() const;
   double elapsed() const { return state_.elapsed_seconds + seconds_since(session_start_); }
+  Rng dropout_rng_for(int64_t step) const;
 
+  dist::Communicator& world_ = dist::world();
   io::Config config_;
+  TrainOptions options_;
   RunPaths paths_;
   Vocabularies vocab_;
   std::unique_ptr<data::Batcher> batcher_;
@@ -70,7 +80,7 @@ class TrainingRun {
   std::unique_ptr<Validator> validator_;
   std::unique_ptr<ProgressLog> log_;
   TrainState state_;
-  Rng dropout_rng_;
+  uint64_t dropout_seed_;
   Window window_;
   Clock::time_point session_start_ = Clock::now();
 };
@@ -79,9 +89,25 @@ Vocabularies prepare_run_directory(const io::Config& config, const RunPaths& pat
   // Never overwrite a run by accident: an existing run continues only when asked to.
   ATTN_CHECK(resume || !fs::exists(paths.last_checkpoint), paths.dir,
              " already holds a run; continue it with --resume, or set another output_dir");
-  fs::create_directories(paths.dir);
-  std::ofstream(paths.config) << io::config_to_string(config) << '\n';
+  std::error_code error;
+  fs::create_directories(paths.dir, error);
+  ATTN_CHECK(!error, "cannot create the run directory ", paths.dir, " (config key output_dir): ", error.message());
+  // Atomic: a kill while it is written must not leave a run that load_run cannot read.
+  io::write_file_atomically(paths.config, io::config_to_string(config) + "\n");
   return prepare_vocabularies(config, paths);
+}
+
+// Rank 0 writes the run directory (config, vocabulary); the other ranks wait for it, then read
+// the vocabulary from it (output_dir must be on a file system every rank sees).
+Vocabularies prepare_run_directory_on_ranks(const io::Config& config, const RunPaths& paths, bool resume,
+                                           dist::Communicator& world) {
+  if (!world.is_root()) {
+    world.barrier();
+    return prepare_vocabularies(config, paths);
+  }
+  Vocabularies vocab = prepare_run_directory(config, paths, resume);
+  world.barrier();
+  return vocab;
 }
 
 std::unique_ptr<data::Batcher> make_batcher(const io::Config& config, const Vocabularies& vocab) {
@@ -98,9 +124,11 @@ std::unique_ptr<data::Batcher> make_batcher(const io::Config& config, const Voca
 
 TrainingRun::TrainingRun(const io::Config& config, const TrainOptions& options)
     : config_(config),
+      options_(options),
       paths_(run_paths(config.output_dir, config.vocab.joint)),
-      vocab_(prepare_run_directory(config, paths_, options.resume)),
-      dropout_rng_(static_cast<uint64_t>(config.train.seed) * 0x9e3779b97f4a7c15ull + 1) {
+      vocab_(prepare_run_directory_on_ranks(config, paths_, options.resume, world_)),
+      // Each rank its own dropout stream: its rows are other sentences than rank 0's.
+      dropout_seed_(mix64(static_cast<uint64_t>(config.train.seed) * 0x9e3779b97f4a7c15ull + 1, world_.rank())) {
   batcher_ = make_batcher(config, vocab_);
   model_ = models::make_model(config, {vocab_.source.size(), vocab_.target.size()});
   const io::TrainConfig& t = config.train;
@@ -109,11 +137,16 @@ TrainingRun::TrainingRun(const io::Config& config, const TrainOptions& options)
       optim::AdamOptions{float(t.adam_beta1), float(t.adam_beta2), float(t.adam_epsilon), float(t.weight_decay), true});
   schedule_ = {optim::parse_schedule(t.schedule), float(t.learning_rate), t.warmup_steps,
                config.model.transformer.d_model};
-  validator_ = std::make_unique<Validator>(config, vocab_);
-  log_ = std::make_unique<ProgressLog>(paths_.log);
+  if (world_.is_root()) {
+    validator_ = std::make_unique<Validator>(config, vocab_);
+    log_ = std::make_unique<ProgressLog>(paths_.log);
+  }
   spdlog::info("model: {} with {} parameters; {} batches per epoch", model_->family(),
                model_->parameters().parameter_count(), batcher_->batches_per_epoch());
+  if (world_.size() > 1)
+    spdlog::info("data-parallel over {} ranks: each takes its share of every batch", world_.size());
   if (options.resume) load_resume_state();
+  synchronize_ranks();
 }
 
 void TrainingRun::load_resume_state() {
@@ -122,35 +155,72 @@ void TrainingRun::load_resume_state() {
   io::load_parameters(checkpoint, model_->parameters());
   io::load_extra(checkpoint, "optimizer.m", adam_->first_moment());
   io::load_extra(checkpoint, "optimizer.v", adam_->second_moment());
-  auto found = checkpoint.metadata.find("train_state");
-  ATTN_CHECK(found != checkpoint.metadata.end(), paths_.last_checkpoint, " has no train_state to resume from");
-  state_ = TrainState::from_json(nlohmann::json::parse(found->second));
-  adam_->set_step_count(state_.step);
+  state_ = train_state_of(checkpoint);
+  adam_->set_step_count(state_.optimizer_steps);
   batcher_->set_position(state_.batcher);
-  dropout_rng_ = Rng(dropout_rng_.seed(), state_.dropout_rng_counter);
   spdlog::info("resumed from {} at step {} (epoch {})", paths_.last_checkpoint, state_.step, state_.batcher.epoch);
+}
+
+// Every rank starts from rank 0's parameters and optimizer state (the same seed already gives
+// the same initialization, and every rank reads the same checkpoint on --resume; this makes it
+// so whatever the file system showed each rank).
+void TrainingRun::synchronize_ranks() {
+  if (world_.size() == 1) return;
+  ParameterStore& parameters = model_->parameters();
+  world_.broadcast(parameters.values(), int64_t(parameters.size() * sizeof(float)), 0);
+  for (Tensor moment : {adam_->first_moment(), adam_->second_moment()})
+    world_.broadcast(moment.data(), moment.numel() * int64_t(sizeof(float)), 0);
+  nlohmann::json state = nlohmann::json::parse(world_.broadcast_string(state_.to_json().dump()));
+  state_ = TrainState::from_json(state);
+  adam_->set_step_count(state_.optimizer_steps);
+  batcher_->set_position(state_.batcher);
+}
+
+// Dropout masks of step `step` (from 1): a fixed window of the rank's stream, so a resumed run
+// draws what an uninterrupted one would, whatever the shapes of earlier steps.
+Rng TrainingRun::dropout_rng_for(int64_t step) const { return Rng(dropout_seed_, uint64_t(step) << 32); }
+
+// Adds up the step's statistics and gradients over the ranks, so that every rank holds the
+// gradient of the whole batch group (each rank already scaled by the group's token count).
+void TrainingRun::sum_over_ranks(StepStats& stats) {
+  if (world_.size() == 1) return;
+  Clock::time_point start = Clock::now();
+  ParameterStore& parameters = model_->parameters();
+  world_.sum(parameters.grads(), int64_t(parameters.size()));
+  double sums[3] = {stats.loss, stats.nll, double(stats.tokens)};
+  world_.sum(sums, 3);
+  stats.loss = sums[0];
+  stats.nll = sums[1];
+  stats.tokens = int64_t(sums[2]);
+  stats.allreduce_seconds = seconds_since(start);
 }
 
 StepStats TrainingRun::train_step() {
   std::vector<data::Batch> group;
   int64_t group_tokens = 0;
   for (int i = 0; i < config_.train.accumulate; ++i) {
-    group.push_back(batcher_->next());
-    group_tokens += group.back().tgt_tokens;
+    // Every rank reads the same batches and trains on its share of each.
+    data::Batch whole = batcher_->next();
+    group_tokens += whole.tgt_tokens;
+    group.push_back(world_.size() == 1 ? std::move(whole) : data::shard(whole, world_.rank(), world_.size()));
   }
   StepStats stats;
   ops::CrossEntropyOptions loss_options{float(config_.train.label_smoothing), data::kPadId};
+  Rng dropout_rng = dropout_rng_for(state_.step + 1);
   for (const data::Batch& batch : group) {
+    if (batch.size == 0) continue;  // fewer sentences than ranks
     Tape tape;
-    layers::RunContext ctx{tape, true, &dropout_rng_};
+    layers::RunContext ctx{tape, true, &dropout_rng};
     Tensor logits = model_->forward(ctx, batch);  // (B, T, V)
     ops::CrossEntropyResult ce = ops::cross_entropy(tape, logits, batch.tgt_out, loss_options);
     stats.loss += ce.loss.item();
     stats.nll += ce.nll_sum;
     stats.tokens += ce.tokens;
-    tape.backward(ce.loss, 1.f / float(group_tokens));  // the step's loss is per target token
+    tape.backward(ce.loss, 1.f / float(group_tokens));  // the step's loss is per target token (of all ranks)
   }
+  sum_over_ranks(stats);
   ParameterStore& parameters = model_->parameters();
+  if (options_.after_backward) options_.after_backward(state_.step + 1, parameters);
   stats.grad_norm = config_.train.clip_norm > 0 ? optim::clip_grad_norm(parameters, config_.train.clip_norm)
                                                 : optim::global_grad_norm(parameters);
   stats.finite = std::isfinite(stats.loss) && std::isfinite(stats.grad_norm);
@@ -163,6 +233,7 @@ void TrainingRun::report(const StepStats& stats) {
   window_.loss += stats.loss;
   window_.nll += stats.nll;
   window_.tokens += stats.tokens;
+  window_.allreduce_seconds += stats.allreduce_seconds;
   ++window_.steps;
   if (state_.step % config_.train.log_every != 0) return;
   double seconds = seconds_since(window_.start);
@@ -185,7 +256,12 @@ void TrainingRun::report(const StepStats& stats) {
                            {"tokens_per_s", tokens_per_second},
                            {"primitive_cache_hit_rate", cache.hit_rate()},
                            {"elapsed_s", elapsed()},
-                           {"skipped_steps", state_.skipped_steps}};
+                           {"skipped_steps", state_.skipped_steps},
+                           {"rss_mb", resident_mb()}};
+  if (world_.size() > 1) {
+    record["ranks"] = world_.size();
+    record["allreduce_s_per_step"] = window_.allreduce_seconds / window_.steps;
+  }
   log_->write(record, fmt::format("step {:>6} | epoch {:>2} | loss {:.3f} | ppl {:7.2f} | lr {:.2e} | "
                                   "{:6.0f} tok/s | elapsed {} | ETA {}",
                                   state_.step, batcher_->epoch(), loss, perplexity, lr, tokens_per_second,
@@ -219,18 +295,24 @@ bool TrainingRun::validate() {
 void TrainingRun::save(bool best) {
   io::CheckpointExtras extras;
   extras.metadata["config"] = io::config_to_json(config_).dump();
-  if (best) {
-    io::save_checkpoint(paths_.best_checkpoint, model_->parameters(), extras);
-    return;
+  const std::string& path = best ? paths_.best_checkpoint : paths_.last_checkpoint;
+  if (!best) {
+    state_.batcher = batcher_->position();
+    state_.optimizer_steps = adam_->step_count();
+    TrainState saved = state_;
+    saved.elapsed_seconds = elapsed();
+    extras.metadata["train_state"] = saved.to_json().dump();
+    extras.tensors["optimizer.m"] = adam_->first_moment();
+    extras.tensors["optimizer.v"] = adam_->second_moment();
   }
-  state_.batcher = batcher_->position();
-  state_.dropout_rng_counter = dropout_rng_.counter();
-  TrainState saved = state_;
-  saved.elapsed_seconds = elapsed();
-  extras.metadata["train_state"] = saved.to_json().dump();
-  extras.tensors["optimizer.m"] = adam_->first_moment();
-  extras.tensors["optimizer.v"] = adam_->second_moment();
-  io::save_checkpoint(paths_.last_checkpoint, model_->parameters(), extras);
+  try {
+    io::save_checkpoint(path, model_->parameters(), extras);
+  } catch (const Error& error) {
+    // A full disk or an unwritable directory: the write was atomic, so the old file is intact.
+    throw Error(fmt::format(
+        "step {}: saving the checkpoint failed: {}. {}", state_.step, error.what(),
+        fs::exists(path) ? "The previous " + path + " is unchanged." : std::string("No checkpoint was saved.")));
+  }
 }
 
 bool TrainingRun::limit_reached() const {
@@ -243,26 +325,35 @@ bool TrainingRun::limit_reached() const {
 void TrainingRun::run() {
   install_stop_handlers();
   window_ = Window{};  // tokens/s counts training only, not corpus loading
-  bool keep_going = !limit_reached();
+  // Ranks decide together (all must want to go on), so they stop at the same step.
+  bool keep_going = world_.all(!limit_reached());
   while (keep_going) {
     StepStats stats = train_step();
     ++state_.step;
     state_.target_tokens += stats.tokens;
     if (!stats.finite) {
       ++state_.skipped_steps;
-      ATTN_CHECK(++state_.nonfinite_in_a_row < config_.train.max_nonfinite_steps, state_.nonfinite_in_a_row,
-                 " steps in a row had a non-finite loss or gradient; stopping (last good checkpoint: ",
-                 paths_.last_checkpoint, "). Try a lower train.learning_rate or train.clip_norm.");
+      ATTN_CHECK(++state_.nonfinite_in_a_row < config_.train.max_nonfinite_steps, "step ", state_.step, ": ",
+                 state_.nonfinite_in_a_row,
+                 " steps in a row had a non-finite loss or gradient (train.max_nonfinite_steps ", "is ",
+                 config_.train.max_nonfinite_steps, "); stopping. ",
+                 fs::exists(paths_.last_checkpoint) ? "The last good checkpoint is " + paths_.last_checkpoint
+                                                    : std::string("No checkpoint was saved"),
+                 ". Try a lower train.learning_rate or train.clip_norm.");
       spdlog::warn("step {}: non-finite loss or gradient, step skipped", state_.step);
     } else {
       state_.nonfinite_in_a_row = 0;
     }
-    report(stats);
-    if (state_.step % config_.train.valid_every == 0) keep_going = validate();
-    keep_going = keep_going && !limit_reached() && !stop_requested();
-    if (state_.step % config_.train.save_every == 0 || !keep_going) save(false);
+    if (world_.is_root()) {
+      report(stats);
+      if (state_.step % config_.train.valid_every == 0) keep_going = validate();
+    }
+    keep_going = world_.all(keep_going && !limit_reached() && !stop_requested());
+    if (world_.is_root() && (state_.step % config_.train.save_every == 0 || !keep_going)) save(false);
   }
-  if (stop_requested()) {
+  const bool stopped_by_signal = !world_.all(!stop_requested());
+  if (!world_.is_root()) return;
+  if (stopped_by_signal) {
     spdlog::info("stopped by signal at step {}; checkpoint saved. Continue with: attn-train --config ... --resume",
                  state_.step);
     return;
@@ -276,7 +367,26 @@ void TrainingRun::run() {
 
 }  // namespace
 
+void check_data_files(const io::Config& config) {
+  const io::DataConfig& d = config.data;
+  const std::pair<const char*, const std::string*> files[] = {{"train_src", &d.train_src},
+                                                              {"train_tgt", &d.train_tgt},
+                                                              {"valid_src", &d.valid_src},
+                                                              {"valid_tgt", &d.valid_tgt}};
+  for (const auto& [name, path] : files) {
+    const std::string key = std::string("config key data.") + name;
+    ATTN_CHECK(!path->empty(), key, " is not set; training needs it");
+    std::error_code error;
+    fs::file_status status = fs::status(*path, error);
+    ATTN_CHECK(fs::exists(status), key, ": file '", *path, "' does not exist");
+    ATTN_CHECK(!fs::is_directory(status), key, ": '", *path, "' is a directory, not a text file");
+    ATTN_CHECK(std::ifstream(*path).good(), key, ": cannot read '", *path, "'");
+  }
+}
+
 void train(const io::Config& config, const TrainOptions& options) {
+  if (!dist::world().is_root()) spdlog::set_level(spdlog::level::err);  // rank 0 speaks for the run
+  check_data_files(config);
   dnn::set_num_threads(config.train.threads);
   dnn::Context::get().set_matmul_precision(config.train.precision == "bf16" ? dnn::MatmulPrecision::bf16
                                                                             : dnn::MatmulPrecision::f32);

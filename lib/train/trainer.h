@@ -4,19 +4,36 @@
 //   forward -> label-smoothed cross-entropy -> tape.backward -> clip -> Adam
 // with gradient accumulation, logging, validation, best/last checkpoints, early stopping,
 // limits on steps/epochs/time, SIGINT/SIGTERM handling and exact --resume.
-#include <memory>
+//
+// Faults: checkpoints are written atomically (io/atomic_file.h), so a run killed at any moment
+// keeps its last complete checkpoint; a failed save (full disk, unwritable directory) is an
+// error naming the file, and the previous checkpoint stays. A step whose loss or gradient norm
+// is not finite is skipped (no update) and counted; train.max_nonfinite_steps of them in a row
+// stop the run with an error, without saving over the last checkpoint.
+#include <cstdint>
+#include <functional>
 #include <string>
 
+#include "core/parameter_store.h"
 #include "io/config.h"
 
 namespace attn::train {
 
 struct TrainOptions {
   bool resume = false;  // continue from OUTPUT_DIR/checkpoint.last.safetensors
+  // For tests only (attn-train never sets it): called after the backward pass of step `step`
+  // (from 1), before clipping and the update, with the summed gradients in place, so a test
+  // can inject a NaN gradient without a config key that users could trip over.
+  std::function<void(int64_t step, ParameterStore& parameters)> after_backward;
 };
 
 // Trains as the config says; returns when a limit is reached, patience runs out or a stop
-// signal arrives (after saving). Errors throw attn::Error.
+// signal arrives (after saving). Errors throw attn::Error; the data files the config names
+// are checked before anything is written.
 void train(const io::Config& config, const TrainOptions& options);
+
+// Throws attn::Error naming the config key and the path of the first training or validation
+// file that is unset or cannot be read.
+void check_data_files(const io::Config& config);
 
 }  // namespace attn::train

@@ -7,6 +7,7 @@
 #include "decode/translator.h"
 #include "eval/bleu.h"
 #include "eval/chrf.h"
+#include "models/model_factory.h"
 #include "ops/cross_entropy.h"
 
 namespace attn::train {
@@ -25,8 +26,10 @@ Validator::Validator(const io::Config& config, const Vocabularies& vocab) : voca
   }
   sources_ = text.src;
   references_ = text.tgt;
-  // Every pair counts for loss: max_len only bounds the positions the model can hold.
-  int max_len = config.model.type == "transformer" ? config.model.transformer.max_positions : 1 << 20;
+  // Every pair counts for loss: max_len only bounds the positions the model can hold, padding
+  // (up to a multiple of train.pad_multiple) included.
+  const int pad = config.train.pad_multiple;
+  int max_len = config.model.type == "transformer" ? config.model.transformer.max_positions / pad * pad : 1 << 20;
   data::EncodedCorpus corpus = data::encode_corpus(text, vocab.source, vocab.target, max_len);
   data::Batcher batcher(std::move(corpus.examples), {config.train.batch_tokens, config.train.pad_multiple, 1, false});
   for (int64_t i = 0; i < batcher.batches_per_epoch(); ++i) batches_.push_back(batcher.next());
@@ -52,7 +55,7 @@ ValidationResult Validator::run(const models::Seq2SeqModel& model) const {
   options.search.max_len_ratio = static_cast<float>(config_.decode.max_len_ratio);
   options.search.max_len_extra = config_.decode.max_len_extra;
   options.batch_size = 64;
-  if (config_.model.type == "transformer") options.max_source_tokens = config_.model.transformer.max_positions;
+  options.max_source_tokens = options.search.max_output_tokens = models::max_sequence_length(config_);
   decode::Translator translator(model, vocab_.source, vocab_.target, options);
   std::vector<std::string> hypotheses;
   for (auto& translation : translator.translate(sources_)) hypotheses.push_back(translation.text);

@@ -1,156 +1,23 @@
 // End-to-end tests of the programs: attn-train on a tiny synthetic corpus, then attn-translate
 // and attn-score on its run directory, and attn-train's answers to bad configs. Each program
-// runs through std::system with stdout and stderr redirected to files in a temporary directory.
+// runs through std::system with stdout and stderr redirected to files in a temporary directory
+// (apps/app_fixtures.h).
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <random>
 #include <regex>
 #include <set>
-#include <sstream>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "apps/app_fixtures.h"
 #include "csv_rows.h"
-#include "temp_dir.h"
 
-using attn::testing::TempDir;
+using namespace attn::testing;
 using nlohmann::json;
-
-namespace {
-
-const std::string kApps = ATTN_BINARY_DIR "/apps/";
-
-struct Result {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string read_text(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-void write_lines(const std::string& path, const std::vector<std::string>& lines) {
-  std::ofstream file(path, std::ios::binary);
-  for (const auto& line : lines) file << line << '\n';
-}
-
-std::vector<std::string> split_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream stream(text);
-  for (std::string line; std::getline(stream, line);) lines.push_back(line);
-  return lines;
-}
-
-std::string quoted(const std::string& path) { return "'" + path + "'"; }
-
-// Runs `program arguments` with stdin from `input` (or nothing).
-Result run(const TempDir& dir, const std::string& program, const std::string& arguments,
-           const std::string& input = "/dev/null") {
-  const std::string out = dir.file("stdout.txt"), err = dir.file("stderr.txt");
-  const std::string command =
-      quoted(kApps + program) + " " + arguments + " < " + quoted(input) + " > " + quoted(out) + " 2> " + quoted(err);
-  int status = std::system(command.c_str());
-  Result result;
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  result.out = read_text(out);
-  result.err = read_text(err);
-  return result;
-}
-
-// A made-up language pair: 30 source words, 30 target words, each target sentence the
-// word-by-word translation of its source in reverse order. Deterministic.
-struct Corpus {
-  std::vector<std::string> src, tgt;
-};
-
-Corpus synthetic_corpus(int sentences, uint32_t seed) {
-  const std::vector<std::string> onsets = {"k", "t", "r", "m", "s", "l", "p", "n", "d", "v"};
-  const std::vector<std::string> vowels = {"a", "o", "i"};
-  std::vector<std::string> source_words, target_words;
-  for (const auto& onset : onsets)
-    for (const auto& vowel : vowels) {
-      source_words.push_back(onset + vowel + "n");
-      target_words.push_back(vowel + onset + "e");
-    }
-  std::mt19937 random(seed);
-  Corpus corpus;
-  for (int i = 0; i < sentences; ++i) {
-    std::vector<uint32_t> words(3 + random() % 5);
-    for (auto& word : words) word = random() % source_words.size();
-    std::string src, tgt;
-    for (size_t w = 0; w < words.size(); ++w) {
-      src += (w ? " " : "") + source_words[words[w]];
-      tgt += (w ? " " : "") + target_words[words[words.size() - 1 - w]];
-    }
-    corpus.src.push_back(src);
-    corpus.tgt.push_back(tgt);
-  }
-  return corpus;
-}
-
-// Writes the corpus and a tiny config ("transformer" or "rnn") into `dir`; returns the config's path.
-std::string write_tiny_setup(const TempDir& dir, const std::string& model_type = "transformer") {
-  Corpus train = synthetic_corpus(200, 1), valid = synthetic_corpus(20, 2);
-  write_lines(dir.file("train.src"), train.src);
-  write_lines(dir.file("train.tgt"), train.tgt);
-  write_lines(dir.file("valid.src"), valid.src);
-  write_lines(dir.file("valid.tgt"), valid.tgt);
-  json config = {
-      {"output_dir", dir.file("run")},
-      {"data",
-       {{"train_src", dir.file("train.src")},
-        {"train_tgt", dir.file("train.tgt")},
-        {"valid_src", dir.file("valid.src")},
-        {"valid_tgt", dir.file("valid.tgt")},
-        {"max_len", 40}}},
-      {"vocab", {{"type", "unigram"}, {"size", 64}, {"joint", true}}},
-      {"model",
-       {{"type", model_type},
-        {"transformer",
-         {{"d_model", 16},
-          {"heads", 2},
-          {"ffn_dim", 32},
-          {"encoder_layers", 1},
-          {"decoder_layers", 1},
-          {"max_positions", 64}}},
-        {"rnn", {{"embedding_dim", 16}, {"encoder_hidden", 8}, {"decoder_hidden", 16}, {"attention_dim", 8}}}}},
-      // One thread: ctest runs two tests at a time on a small machine.
-      {"train",
-       {{"threads", 1},
-        {"batch_tokens", 256},
-        {"max_steps", 40},
-        {"valid_every", 20},
-        {"save_every", 20},
-        {"log_every", 10},
-        {"learning_rate", 0.01},
-        {"warmup_steps", 10},
-        {"valid_metric", "loss"}}},
-      {"decode", {{"beam", 1}, {"batch_size", 3}}}};
-  std::ofstream(dir.file("config.json")) << config.dump(2) << '\n';
-  return dir.file("config.json");
-}
-
-// The step of every record of `type` in train.log.jsonl, in file order.
-std::vector<int64_t> logged_steps(const std::string& log_path, const std::string& type) {
-  std::vector<int64_t> steps;
-  for (const auto& line : split_lines(read_text(log_path))) {
-    json record = json::parse(line);
-    if (record.at("type") == type) steps.push_back(record.at("step").get<int64_t>());
-  }
-  return steps;
-}
-
-}  // namespace
 
 TEST_CASE("attn-train - attn-translate and attn-score work end to end on a tiny corpus", "[cli]") {
   TempDir dir;
@@ -172,7 +39,7 @@ TEST_CASE("attn-train - attn-translate and attn-score work end to end on a tiny 
     if (record.at("type") == "valid")
       for (const char* key : {"loss", "ppl", "bleu", "chrf", "best"}) CHECK(record.contains(key));
     else
-      for (const char* key : {"loss", "ppl", "lr", "grad_norm", "tokens_per_s", "epoch"}) CHECK(record.contains(key));
+      for (const char* key : {"loss", "ppl", "lr", "grad_norm", "tokens_per_s", "epoch", "rss_mb"}) CHECK(record.contains(key));
   }
 
   SECTION("--resume continues from the last checkpoint and the log's steps continue") {
@@ -262,7 +129,7 @@ TEST_CASE("attn-dump-attention writes forced and free attention as tidy CSV - an
   const std::string family = GENERATE(as<std::string>{}, "transformer", "rnn");
   INFO("model " << family);
   TempDir dir;
-  const std::string config = write_tiny_setup(dir, family);
+  const std::string config = write_tiny_setup(dir, json::object(), family);
   const std::string model = "--model " + quoted(dir.file("run"));
   Result trained = run(dir, "attn-train", "--config " + quoted(config) + " --set train.max_steps=20");
   INFO("attn-train stderr:\n" << trained.err);

@@ -20,3 +20,9 @@ TEST_CASE("fast_exp of a masked score is exactly zero", "[core][fast_math]") {
   CHECK(attn::fast_exp(-100.f) == 0.f);
   CHECK(std::isfinite(attn::fast_exp(1000.f)));
 }
+
+TEST_CASE("fast_exp of NaN is NaN and of infinities 0 and the largest value", "[core][fast_math]") {
+  CHECK(std::isnan(attn::fast_exp(std::nanf(""))));
+  CHECK(attn::fast_exp(-INFINITY) == 0.f);
+  CHECK(attn::fast_exp(INFINITY) == attn::fast_exp(88.3762626647949f));
+}

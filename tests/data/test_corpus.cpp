@@ -1,3 +1,5 @@
+#include <sstream>
+
 #include <catch2/catch.hpp>
 
 #include "core/check.h"
@@ -15,6 +17,16 @@ TEST_CASE("read_lines strips CRLF line endings", "[data][corpus]") {
   CHECK(data::read_lines(path) == std::vector<std::string>{"one", "two words", "", "last"});
   write_file(path, "no final newline\nx");
   CHECK(data::read_lines(path) == std::vector<std::string>{"no final newline", "x"});
+}
+
+TEST_CASE("read_lines of a stream keeps every byte but the line ends", "[data][corpus]") {
+  std::istringstream stream(std::string("nul \0 inside\r\n\xff\xfe invalid\n\n \t \nlast", 34));
+  CHECK(data::read_lines(stream, "stdin") ==
+        std::vector<std::string>{std::string("nul \0 inside", 12), "\xff\xfe invalid", "", " \t ", "last"});
+  std::istringstream empty("");
+  CHECK(data::read_lines(empty, "stdin").empty());
+  std::istringstream one("one\n");
+  CHECK(data::read_lines(one, "stdin") == std::vector<std::string>{"one"});
 }
 
 TEST_CASE("read_lines names a missing file", "[data][corpus]") {

@@ -275,3 +275,42 @@ TEST_CASE("read_struct and write_struct handle floats - string lists and nesting
           read_struct(json{{"inner", {{"names", {"x", 3}}}}}, bad, "root");
         }) == "config key root.inner.names[1]: expected a string, got 3");
 }
+
+TEST_CASE("a position table must cover data.max_len padded to train.pad_multiple", "[io][config]") {
+  json j = {{"data", {{"max_len", 100}}},
+            {"model", {{"transformer", {{"max_positions", 101}}}}},
+            {"train", {{"pad_multiple", 1}}}};
+  CHECK(config_from_json(j).model.transformer.max_positions == 101);
+  j["train"]["pad_multiple"] = 8;  // a batch of 100-token sentences is 104 positions long
+  CHECK(error_of_json(j) ==
+        "model.transformer.max_positions (101) must be >= data.max_len (100) rounded up to a multiple of "
+        "train.pad_multiple (104)");
+  j["train"]["pad_multiple"] = 4;
+  CHECK(config_from_json(j).train.pad_multiple == 4);
+}
+
+TEST_CASE("durations too large to represent are errors and huge ones still round-trip", "[io][config]") {
+  const std::string digits(400, '9');
+  CHECK_THROWS_AS(parse_duration(digits + "s"), Error);
+  CHECK_THAT(error_of_json({{"train", {{"max_time", digits + "h"}}}}),
+             Contains("config key train.max_time: expected a duration"));
+  for (double seconds : {1e15, 1e20, 1.5e300}) {
+    Config c;
+    c.train.max_time = Duration{seconds};
+    CHECK(config_from_json(config_to_json(c)).train.max_time.seconds == seconds);
+  }
+}
+
+TEST_CASE("deeply nested JSON is an error - not a stack overflow", "[io][config]") {
+  const std::string deep = "{\"output_dir\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+  CHECK(error_of([&] { parse_config_text(deep, "deep.json"); }) == "deep.json: JSON nested deeper than 64 levels");
+  json j = json::object();
+  CHECK_THAT(error_of([&] { apply_override(j, "train.seed=" + std::string(100000, '[')); }),
+             Contains("nested deeper than 64 levels"));
+}
+
+TEST_CASE("a --set value that is not valid UTF-8 is refused when set", "[io][config]") {
+  json j = json::object();
+  CHECK(error_of([&] { apply_override(j, "output_dir=runs/\xff\xfe"); }) ==
+        "cannot set output_dir: the value is not valid UTF-8");
+}

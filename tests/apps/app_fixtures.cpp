@@ -1,0 +1,173 @@
+#include "apps/app_fixtures.h"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <spawn.h>
+#include <sstream>
+#include <stdexcept>
+#include <sys/wait.h>
+#include <thread>
+
+extern char** environ;
+
+namespace attn::testing {
+
+using nlohmann::json;
+
+const std::string kApps = ATTN_BINARY_DIR "/apps/";
+
+std::string read_text(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+void write_lines(const std::string& path, const std::vector<std::string>& lines) {
+  std::ofstream file(path, std::ios::binary);
+  for (const auto& line : lines) file << line << '\n';
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream stream(text);
+  for (std::string line; std::getline(stream, line);) lines.push_back(line);
+  return lines;
+}
+
+std::string quoted(const std::string& path) { return "'" + path + "'"; }
+
+Result run(const TempDir& dir, const std::string& program, const std::string& arguments, const std::string& input,
+           const std::string& prefix) {
+  const std::string out = dir.file("stdout.txt"), err = dir.file("stderr.txt");
+  const std::string command = prefix + " " + quoted(kApps + program) + " " + arguments + " < " + quoted(input) + " > " +
+                              quoted(out) + " 2> " + quoted(err);
+  int status = std::system(command.c_str());
+  Result result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.out = read_text(out);
+  result.err = read_text(err);
+  return result;
+}
+
+pid_t spawn(const TempDir& dir, const std::string& program, const std::vector<std::string>& arguments) {
+  std::vector<std::string> words = {kApps + program};
+  words.insert(words.end(), arguments.begin(), arguments.end());
+  return spawn_command(dir, words);
+}
+
+pid_t spawn_command(const TempDir& dir, std::vector<std::string> words) {
+  const std::string path = words.at(0);
+  std::vector<char*> argv;
+  for (auto& word : words) argv.push_back(word.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, dir.file("child.out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, dir.file("child.err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = -1;
+  int failed = posix_spawnp(&pid, path.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (failed) throw std::runtime_error("cannot start " + path);
+  return pid;
+}
+
+int wait_for(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1000;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+}
+
+bool wait_for_file(const std::string& path, double seconds) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!std::filesystem::exists(path)) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+Corpus synthetic_corpus(int sentences, uint32_t seed) {
+  const std::vector<std::string> onsets = {"k", "t", "r", "m", "s", "l", "p", "n", "d", "v"};
+  const std::vector<std::string> vowels = {"a", "o", "i"};
+  std::vector<std::string> source_words, target_words;
+  for (const auto& onset : onsets)
+    for (const auto& vowel : vowels) {
+      source_words.push_back(onset + vowel + "n");
+      target_words.push_back(vowel + onset + "e");
+    }
+  std::mt19937 random(seed);
+  Corpus corpus;
+  for (int i = 0; i < sentences; ++i) {
+    std::vector<uint32_t> words(3 + random() % 5);
+    for (auto& word : words) word = random() % source_words.size();
+    std::string src, tgt;
+    for (size_t w = 0; w < words.size(); ++w) {
+      src += (w ? " " : "") + source_words[words[w]];
+      tgt += (w ? " " : "") + target_words[words[words.size() - 1 - w]];
+    }
+    corpus.src.push_back(src);
+    corpus.tgt.push_back(tgt);
+  }
+  return corpus;
+}
+
+std::string write_tiny_setup(const TempDir& dir, const json& train, const std::string& model_type) {
+  Corpus train_text = synthetic_corpus(200, 1), valid = synthetic_corpus(20, 2);
+  write_lines(dir.file("train.src"), train_text.src);
+  write_lines(dir.file("train.tgt"), train_text.tgt);
+  write_lines(dir.file("valid.src"), valid.src);
+  write_lines(dir.file("valid.tgt"), valid.tgt);
+  json config = {{"output_dir", dir.file("run")},
+                 {"data",
+                  {{"train_src", dir.file("train.src")},
+                   {"train_tgt", dir.file("train.tgt")},
+                   {"valid_src", dir.file("valid.src")},
+                   {"valid_tgt", dir.file("valid.tgt")},
+                   {"max_len", 40}}},
+                 {"vocab", {{"type", "unigram"}, {"size", 64}, {"joint", true}}},
+                 {"model",
+                  {{"type", model_type},
+                   {"transformer",
+                    {{"d_model", 16},
+                     {"heads", 2},
+                     {"ffn_dim", 32},
+                     {"encoder_layers", 1},
+                     {"decoder_layers", 1},
+                     {"max_positions", 64}}},
+                   {"rnn", {{"embedding_dim", 16}, {"encoder_hidden", 8}, {"decoder_hidden", 16}, {"attention_dim", 8}}}}},
+                 // One thread: ctest runs two tests at a time on a small machine.
+                 {"train",
+                  {{"threads", 1},
+                   {"batch_tokens", 256},
+                   {"max_steps", 40},
+                   {"valid_every", 20},
+                   {"save_every", 20},
+                   {"log_every", 10},
+                   {"learning_rate", 0.01},
+                   {"warmup_steps", 10},
+                   {"valid_metric", "loss"}}},
+                 {"decode", {{"beam", 1}, {"batch_size", 3}}}};
+  config["train"].update(train);
+  std::ofstream(dir.file("config.json")) << config.dump(2) << '\n';
+  return dir.file("config.json");
+}
+
+std::vector<int64_t> logged_steps(const std::string& log_path, const std::string& type) {
+  std::vector<int64_t> steps;
+  for (const auto& line : split_lines(read_text(log_path))) {
+    json record = json::parse(line);
+    if (record.at("type") == type) steps.push_back(record.at("step").get<int64_t>());
+  }
+  return steps;
+}
+
+}  // namespace attn::testing

@@ -1,0 +1,59 @@
+#pragma once
+// Shared by the tests that run the programs (test_cli.cpp, test_faults.cpp): running a program
+// with its output in files, a tiny synthetic corpus, and a tiny Transformer config for it.
+#include <cstdint>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "temp_dir.h"
+
+namespace attn::testing {
+
+extern const std::string kApps;  // the build's apps/ directory, with a trailing slash
+
+struct Result {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string read_text(const std::string& path);
+void write_lines(const std::string& path, const std::vector<std::string>& lines);
+std::vector<std::string> split_lines(const std::string& text);
+std::string quoted(const std::string& path);
+
+// Runs `program arguments` through the shell with stdin from `input` (or nothing); `prefix`
+// is shell code run first, in the same shell (e.g. "ulimit -f 16;"), or a launcher that runs
+// the program (e.g. "mpirun -np 2").
+Result run(const TempDir& dir, const std::string& program, const std::string& arguments,
+           const std::string& input = "/dev/null", const std::string& prefix = "");
+
+// Starts `program arguments...` without waiting (stdout and stderr to dir's child.out and
+// child.err); returns its process id.
+pid_t spawn(const TempDir& dir, const std::string& program, const std::vector<std::string>& arguments);
+// The same for any command line (words[0] is looked up in PATH), e.g. {"mpirun", ...}.
+pid_t spawn_command(const TempDir& dir, std::vector<std::string> words);
+// Waits for `pid`; returns its exit code, or -signal when a signal ended it.
+int wait_for(pid_t pid);
+// Polls until `path` exists or `seconds` pass; returns whether it exists.
+bool wait_for_file(const std::string& path, double seconds);
+
+// A made-up language pair: 30 source words, 30 target words, each target sentence the
+// word-by-word translation of its source in reverse order. Deterministic.
+struct Corpus {
+  std::vector<std::string> src, tgt;
+};
+Corpus synthetic_corpus(int sentences, uint32_t seed);
+
+// Writes the corpus and a tiny config of `model_type` ("transformer" or "rnn"; run directory
+// dir/run, one thread) into `dir`, with `train` merged into its "train" section; returns the
+// config's path.
+std::string write_tiny_setup(const TempDir& dir, const nlohmann::json& train = nlohmann::json::object(),
+                             const std::string& model_type = "transformer");
+
+// The step of every record of `type` in train.log.jsonl, in file order.
+std::vector<int64_t> logged_steps(const std::string& log_path, const std::string& type);
+
+}  // namespace attn::testing

@@ -1,0 +1,166 @@
+// Translator on hostile input, in process: one output per input line whatever the bytes, the
+// invalid-byte rule (unk), truncation with a warning naming the line, the model's position
+// limit on both sides, and very many lines.
+#include <memory>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+
+#include "data/data_fixtures.h"
+#include "data/vocab.h"
+#include "decode/translator.h"
+#include "models/tiny_models.h"
+
+using namespace attn;
+
+namespace {
+
+constexpr int64_t kPositions = 60;  // not a multiple of 8: batches must not pad past it
+
+struct Fixture {
+  data::Vocab vocab = data::Vocab::load(attn::testing::tiny_vocab_model("unigram"));
+  std::unique_ptr<models::TransformerModel> model;
+
+  Fixture() {
+    models::TransformerOptions options = attn::testing::tiny_transformer_options();
+    options.source_vocab = options.target_vocab = vocab.size();
+    options.max_positions = kPositions;
+    model = std::make_unique<models::TransformerModel>(options, 5);
+  }
+
+  decode::TranslateOptions options(int beam) const {
+    decode::TranslateOptions options;
+    options.search.beam = beam;
+    options.batch_size = 64;
+    options.max_source_tokens = options.search.max_output_tokens = kPositions;
+    return options;
+  }
+  std::vector<decode::Translation> translate(const std::vector<std::string>& lines, int beam = 1) const {
+    return decode::Translator(*model, vocab, vocab, options(beam)).translate(lines);
+  }
+};
+
+// Routes spdlog to a string for the life of the object.
+class LogCapture {
+ public:
+  LogCapture() : previous_(spdlog::default_logger()) {
+    spdlog::set_default_logger(
+        std::make_shared<spdlog::logger>("capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(text_)));
+  }
+  ~LogCapture() { spdlog::set_default_logger(previous_); }
+  std::string text() const { return text_.str(); }
+
+ private:
+  std::ostringstream text_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
+
+std::string huge_line() {
+  std::string line;
+  while (line.size() < 100000) line += "kato rina mesolu ";
+  return line;
+}
+
+int64_t count_of(const std::vector<int32_t>& ids, int32_t id) { return std::count(ids.begin(), ids.end(), id); }
+
+}  // namespace
+
+TEST_CASE("encode_lines: invalid bytes become unk - blank lines nothing - long lines are cut and named", "[decode][translator]") {
+  Fixture fixture;
+  LogCapture log;
+  const std::vector<std::string> lines = {"",         " \t ",     "kato \xff\xfe rina", std::string("ka\0to", 5),
+                                          "\xc3\x28", huge_line()};
+  const std::vector<std::vector<int32_t>> ids = decode::encode_lines(lines, fixture.vocab, kPositions);
+  REQUIRE(ids.size() == lines.size());
+  CHECK(ids[0].empty());
+  CHECK(ids[1].empty());
+  for (size_t i = 2; i < lines.size(); ++i) {
+    INFO("line " << i);
+    REQUIRE_FALSE(ids[i].empty());
+    CHECK(ids[i].back() == data::kEosId);
+    CHECK(count_of(ids[i], data::kEosId) == 1);
+  }
+  CHECK(count_of(ids[2], data::kUnkId) >= 1);
+  CHECK(count_of(ids[3], data::kUnkId) >= 1);  // NUL is no piece of this vocabulary
+  CHECK(count_of(ids[4], data::kUnkId) >= 1);
+  CHECK(int64_t(ids[5].size()) == kPositions);
+  const std::string logged = log.text();
+  CHECK_THAT(logged, Catch::Contains("input line 6 is longer than 59 tokens; using its first 59"));
+  CHECK(std::count(logged.begin(), logged.end(), '\n') == 1);
+}
+
+TEST_CASE("source_batch pads to a multiple of 8 but never past the model's limit", "[decode][translator]") {
+  std::vector<int32_t> longest(kPositions, 5), shorter(3, 5);
+  CHECK(decode::source_batch({&longest, &shorter}, kPositions).src_len == kPositions);
+  CHECK(decode::source_batch({&shorter}, kPositions).src_len == 8);
+  CHECK(decode::source_batch({&longest}).src_len == 64);
+  std::vector<int32_t> too_long(kPositions + 1, 5);
+  CHECK_THROWS_WITH(decode::source_batch({&too_long}, kPositions), Catch::Contains("exceeds the limit of 60"));
+}
+
+TEST_CASE("hostile lines come back line-aligned and the cut line is named in a warning", "[decode][translator]") {
+  Fixture fixture;
+  const std::vector<std::string> lines = {"kato rina", "",      "   ", "\xff\xfe\xfd", std::string("\0\0", 2),
+                                          huge_line(), "mesolu"};
+  for (int beam : {1, 3}) {
+    INFO("beam " << beam);
+    LogCapture log;
+    std::vector<decode::Translation> result = fixture.translate(lines, beam);
+    REQUIRE(result.size() == lines.size());
+    CHECK(result[1].nbest.empty());
+    CHECK(result[1].text.empty());
+    CHECK(result[2].nbest.empty());
+    for (size_t i : {0, 3, 4, 5, 6}) {
+      REQUIRE_FALSE(result[i].nbest.empty());
+      CHECK(int64_t(result[i].nbest.front().tokens.size()) <= kPositions);
+    }
+    const std::string logged = log.text();
+    CHECK_THAT(logged, Catch::Contains("input line 6 is longer than 59 tokens; using its first 59"));
+    CHECK(std::count(logged.begin(), logged.end(), '\n') == 1);
+  }
+}
+
+TEST_CASE("a source at the position limit never runs the decoder past the table", "[decode][translator]") {
+  Fixture fixture;
+  std::vector<int32_t> source(kPositions - 1, 7);
+  source.push_back(data::kEosId);
+  data::Batch batch = decode::source_batch({&source}, kPositions);
+  decode::SearchOptions options = fixture.options(1).search;  // 1.5 x 60 + 10 = 100 > 60
+  for (int beam : {1, 2}) {
+    options.beam = beam;
+    std::vector<std::vector<decode::Hypothesis>> found;
+    if (beam == 1)
+      found.push_back(decode::greedy_search(*fixture.model, batch, options));
+    else
+      found = decode::beam_search(*fixture.model, batch, options);
+    REQUIRE_FALSE(found.front().empty());
+    CHECK(int64_t(found.front().front().tokens.size()) <= kPositions);
+  }
+  // Without the cap the decoder would run into the end of the position table.
+  options.beam = 1;
+  options.max_output_tokens = 0;
+  options.max_len_extra = kPositions;
+  CHECK_THROWS_WITH(decode::greedy_search(*fixture.model, batch, options), Catch::Contains("max_positions"));
+}
+
+TEST_CASE("20000 short lines give 20000 translations in input order", "[decode][translator]") {
+  Fixture fixture;
+  std::istringstream text(attn::testing::synthetic_text(20000, 7));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(text, line);) lines.push_back(line);
+  for (size_t i = 0; i < lines.size(); i += 997) lines[i] = "";
+  lines.back() = lines[1];
+  decode::TranslateOptions options = fixture.options(1);
+  options.batch_size = 256;
+  std::vector<decode::Translation> result =
+      decode::Translator(*fixture.model, fixture.vocab, fixture.vocab, options).translate(lines);
+  REQUIRE(result.size() == 20000);
+  for (size_t i = 0; i < lines.size(); i += 997) CHECK(result[i].nbest.empty());
+  CHECK(result.back().nbest.front().tokens == result[1].nbest.front().tokens);
+  for (size_t i : {2, 4321, 19998}) {
+    INFO("line " << i << ": " << lines[i]);
+    CHECK(result[i].nbest.front().tokens == fixture.translate({lines[i]})[0].nbest.front().tokens);
+  }
+}

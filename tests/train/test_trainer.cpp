@@ -1,0 +1,176 @@
+// The trainer's answers to faults, in process: missing data files, an unwritable run directory,
+// non-finite steps (through TrainOptions::after_backward, the test-only hook), and --resume
+// reaching the very parameters of an uninterrupted run.
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+
+#include <catch2/catch.hpp>
+
+#include "data/data_fixtures.h"
+#include "io/checkpoint.h"
+#include "train/train_fixtures.h"
+#include "train/trainer.h"
+
+using namespace attn;
+using attn::testing::TinyRun;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string error_of_training(const io::Config& config, const train::TrainOptions& options = {}) {
+  try {
+    train::train(config, options);
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "";
+}
+
+// A hook that makes the gradients of the listed steps NaN (as an overflow would).
+train::TrainOptions poison_steps(int64_t first, int64_t last) {
+  train::TrainOptions options;
+  options.after_backward = [first, last](int64_t step, ParameterStore& parameters) {
+    if (step >= first && step <= last)
+      parameters.parameters().front().tensor.grad().fill(std::numeric_limits<float>::quiet_NaN());
+  };
+  return options;
+}
+
+// Parameter values by name (std::vector equality: element-wise ==, so NaN never matches).
+using NamedValues = std::map<std::string, std::vector<float>>;
+
+NamedValues values_of(const io::Checkpoint& checkpoint) {
+  NamedValues values;
+  for (const auto& [name, tensor] : checkpoint.parameters) values[name] = tensor.to_vector();
+  return values;
+}
+
+NamedValues values_of(const ParameterStore& store) {
+  NamedValues values;
+  for (const NamedParameter& parameter : store.parameters()) values[parameter.name] = parameter.tensor.to_vector();
+  return values;
+}
+
+// Bit-for-bit equality of two name -> tensor maps (NaN-safe, -0 != +0).
+void check_identical(const std::map<std::string, Tensor>& a, const std::map<std::string, Tensor>& b) {
+  REQUIRE(a.size() == b.size());
+  for (const auto& [name, tensor] : a) {
+    INFO(name);
+    const Tensor& other = b.at(name);
+    REQUIRE(tensor.shape() == other.shape());
+    CHECK(std::memcmp(tensor.data(), other.data(), tensor.numel() * sizeof(float)) == 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("training names a missing data file and its config key before writing anything", "[train][faults]") {
+  TinyRun run;
+  fs::remove_all(run.run_dir);
+  SECTION("a missing file") {
+    fs::remove(run.config.data.train_tgt);
+    CHECK(error_of_training(run.config) ==
+          "config key data.train_tgt: file '" + run.config.data.train_tgt + "' does not exist");
+  }
+  SECTION("a directory") {
+    run.config.data.valid_src = run.dir.path().string();
+    CHECK_THAT(error_of_training(run.config), Catch::StartsWith("config key data.valid_src: '") &&
+                                                  Catch::EndsWith("' is a directory, not a text file"));
+  }
+  SECTION("an unset key") {
+    run.config.data.valid_tgt = "";
+    CHECK(error_of_training(run.config) == "config key data.valid_tgt is not set; training needs it");
+  }
+  CHECK_FALSE(fs::exists(run.run_dir));
+}
+
+TEST_CASE("a run directory that cannot be created is one clear error", "[train][faults]") {
+  TinyRun run;
+  attn::testing::write_file(run.dir.file("a_file"), "x");
+  run.config.output_dir = run.dir.file("a_file") + "/run";
+  CHECK_THAT(error_of_training(run.config), Catch::StartsWith("cannot create the run directory " +
+                                                              run.config.output_dir + " (config key output_dir)"));
+}
+
+TEST_CASE("a non-finite gradient skips the step without an update - counts it and training goes on",
+          "[train][faults]") {
+  TinyRun run(json{{"max_steps", 6}});
+  NamedValues before_step_3, before_step_4;
+  train::TrainOptions options;
+  options.after_backward = [&](int64_t step, ParameterStore& parameters) {
+    if (step == 3) {
+      before_step_3 = values_of(parameters);
+      parameters.parameters().back().tensor.grad().fill(std::numeric_limits<float>::infinity());
+    }
+    if (step == 4) before_step_4 = values_of(parameters);
+  };
+  train::train(run.config, options);
+  REQUIRE(!before_step_3.empty());
+  CHECK(before_step_4 == before_step_3);  // step 3 changed nothing
+  train::TrainState state = run.last_state();
+  CHECK(state.step == 6);
+  CHECK(state.skipped_steps == 1);
+  CHECK(state.optimizer_steps == 5);
+  CHECK(state.nonfinite_in_a_row == 0);
+}
+
+TEST_CASE("too many non-finite steps in a row stop the run and keep the last good checkpoint", "[train][faults]") {
+  SECTION("an injected NaN from step 5 on") {
+    TinyRun run({{"max_steps", 20}, {"save_every", 2}, {"max_nonfinite_steps", 3}});
+    NamedValues good;
+    train::TrainOptions options = poison_steps(5, 1000);
+    auto poison = options.after_backward;
+    options.after_backward = [&](int64_t step, ParameterStore& parameters) {
+      if (step == 5) good = values_of(parameters);  // after step 4's update
+      poison(step, parameters);
+    };
+    CHECK(error_of_training(run.config, options) ==
+          "step 7: 3 steps in a row had a non-finite loss or gradient (train.max_nonfinite_steps is 3); stopping. "
+          "The last good checkpoint is " +
+              run.last_checkpoint() + ". Try a lower train.learning_rate or train.clip_norm.");
+    // Step 6 was saved (skipped, so with step 4's parameters); nothing was written after it.
+    train::TrainState state = run.last_state();
+    CHECK(state.step == 6);
+    CHECK(state.skipped_steps == 2);
+    CHECK(state.optimizer_steps == 4);
+    CHECK(values_of(io::load_checkpoint(run.last_checkpoint())) == good);
+    CHECK_FALSE(fs::exists(run.last_checkpoint() + ".tmp"));
+  }
+  SECTION("a huge learning rate") {
+    TinyRun run({{"max_steps", 30}, {"learning_rate", 1e30}, {"warmup_steps", 1}, {"max_nonfinite_steps", 2}});
+    CHECK_THAT(error_of_training(run.config), Catch::Contains("2 steps in a row had a non-finite loss or gradient"));
+  }
+}
+
+TEST_CASE("a resumed run (--resume) reaches the parameters and optimizer state of an uninterrupted one bit for bit",
+          "[train][faults][resume]") {
+  // One thread, dropout on (model and attention), a skipped step before the interruption.
+  const json train = {{"max_steps", 12}, {"save_every", 3}};
+  TinyRun straight(train), interrupted(train);
+  train::train(straight.config, poison_steps(4, 4));
+
+  io::Config first_half = interrupted.config;
+  first_half.train.max_steps = 6;
+  train::train(first_half, poison_steps(4, 4));
+  CHECK(interrupted.last_state().step == 6);
+  train::TrainOptions resume = poison_steps(4, 4);
+  resume.resume = true;
+  train::train(interrupted.config, resume);
+
+  io::Checkpoint a = io::load_checkpoint(straight.last_checkpoint());
+  io::Checkpoint b = io::load_checkpoint(interrupted.last_checkpoint());
+  check_identical(a.parameters, b.parameters);
+  check_identical(a.extras, b.extras);  // Adam's moments
+  train::TrainState sa = straight.last_state(), sb = interrupted.last_state();
+  CHECK(sa.step == 12);
+  CHECK(sb.step == 12);
+  CHECK(sb.optimizer_steps == sa.optimizer_steps);
+  CHECK(sb.skipped_steps == 1);
+  CHECK(sb.batcher.epoch == sa.batcher.epoch);
+  CHECK(sb.batcher.batch_in_epoch == sa.batcher.batch_in_epoch);
+  CHECK(sb.target_tokens == sa.target_tokens);
+  // (best_metric and best_step differ by design: a session validates when it ends.)
+}

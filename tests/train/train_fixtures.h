@@ -1,0 +1,29 @@
+#pragma once
+// A tiny training run for in-process trainer tests: a synthetic corpus, the shared tiny
+// vocabulary (copied in, so no test trains SentencePiece), and a tiny Transformer config with
+// one thread and dropout on.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "io/checkpoint.h"
+#include "io/config.h"
+#include "temp_dir.h"
+#include "train/train_state.h"
+
+namespace attn::testing {
+
+struct TinyRun {
+  TempDir dir;
+  io::Config config;
+  std::string run_dir;
+
+  // `train` is merged into the config's "train" section.
+  explicit TinyRun(const nlohmann::json& train = nlohmann::json::object());
+
+  std::string last_checkpoint() const { return run_dir + "/checkpoint.last.safetensors"; }
+  std::string best_checkpoint() const { return run_dir + "/checkpoint.best.safetensors"; }
+  train::TrainState last_state() const;  // the train_state of checkpoint.last
+};
+
+}  // namespace attn::testing
