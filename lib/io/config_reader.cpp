@@ -139,6 +139,19 @@ json parse_config_text(const std::string& text, const std::string& source) {
     auto [line, column] = line_and_column(text, e.byte);
     throw Error(source + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " +
                 parse_error_detail(e.what()));
+  } catch (const json::out_of_range& e) {
+    // A number beyond double's range ("1e400"): nlohmann names the literal but not its place.
+    const std::string what = e.what(), marker = "parsing '";
+    const size_t start = what.find(marker);
+    const std::string literal =
+        start == std::string::npos ? "" : what.substr(start + marker.size(), what.rfind('\'') - start - marker.size());
+    const size_t at = literal.empty() ? std::string::npos : text.find(literal);
+    std::string place = source;
+    if (at != std::string::npos) {
+      auto [line, column] = line_and_column(text, at + 1);
+      place += ":" + std::to_string(line) + ":" + std::to_string(column);
+    }
+    throw Error(place + ": the number " + literal + " is too large to represent");
   }
 }
 

@@ -8,7 +8,7 @@ namespace attn::layers {
 
 MultiHeadAttention::MultiHeadAttention(ParameterStore& store, const std::string& name, Kind kind, int64_t width,
                                        int64_t heads, float attention_dropout)
-    : kind_(kind), heads_(heads), attention_dropout_(attention_dropout) {
+    : heads_(heads), attention_dropout_(attention_dropout) {
   ATTN_CHECK(heads >= 1 && width % heads == 0, name, ": width ", width, " is not divisible by ", heads, " heads");
   if (kind == Kind::self) {
     qkv_ = Linear(store, name + ".qkv", width, 3 * width);

@@ -44,7 +44,6 @@ class MultiHeadAttention {
   AttentionOutput attend(const RunContext& ctx, const Tensor& queries, const Tensor& keys, const Tensor& values,
                          const std::vector<int32_t>& key_lengths, bool causal) const;
 
-  Kind kind_ = Kind::self;
   int64_t heads_ = 1;
   float attention_dropout_ = 0.f;
   Linear qkv_;     // self: (3D, D)

@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <thread>
 
+#include "tiny_config.h"
+
 extern char** environ;
 
 namespace attn::testing {
@@ -126,36 +128,15 @@ std::string write_tiny_setup(const TempDir& dir, const json& train, const std::s
   write_lines(dir.file("train.tgt"), train_text.tgt);
   write_lines(dir.file("valid.src"), valid.src);
   write_lines(dir.file("valid.tgt"), valid.tgt);
-  json config = {{"output_dir", dir.file("run")},
-                 {"data",
-                  {{"train_src", dir.file("train.src")},
-                   {"train_tgt", dir.file("train.tgt")},
-                   {"valid_src", dir.file("valid.src")},
-                   {"valid_tgt", dir.file("valid.tgt")},
-                   {"max_len", 40}}},
-                 {"vocab", {{"type", "unigram"}, {"size", 64}, {"joint", true}}},
-                 {"model",
-                  {{"type", model_type},
-                   {"transformer",
-                    {{"d_model", 16},
-                     {"heads", 2},
-                     {"ffn_dim", 32},
-                     {"encoder_layers", 1},
-                     {"decoder_layers", 1},
-                     {"max_positions", 64}}},
-                   {"rnn", {{"embedding_dim", 16}, {"encoder_hidden", 8}, {"decoder_hidden", 16}, {"attention_dim", 8}}}}},
-                 // One thread: ctest runs two tests at a time on a small machine.
-                 {"train",
-                  {{"threads", 1},
-                   {"batch_tokens", 256},
-                   {"max_steps", 40},
-                   {"valid_every", 20},
-                   {"save_every", 20},
-                   {"log_every", 10},
-                   {"learning_rate", 0.01},
-                   {"warmup_steps", 10},
-                   {"valid_metric", "loss"}}},
-                 {"decode", {{"beam", 1}, {"batch_size", 3}}}};
+  json config = tiny_config(dir, model_type);
+  config["train"].update({{"batch_tokens", 256},
+                          {"max_steps", 40},
+                          {"valid_every", 20},
+                          {"save_every", 20},
+                          {"log_every", 10},
+                          {"learning_rate", 0.01},
+                          {"warmup_steps", 10}});
+  config["decode"] = {{"beam", 1}, {"batch_size", 3}};
   config["train"].update(train);
   std::ofstream(dir.file("config.json")) << config.dump(2) << '\n';
   return dir.file("config.json");

@@ -111,6 +111,13 @@ TEST_CASE("malformed JSON is reported as FILE:LINE:COLUMN", "[io][config]") {
   CHECK_THAT(message, !Contains("json.exception"));
 }
 
+TEST_CASE("a number too large for a double is an error at its line and column", "[io][config]") {
+  // Found by fuzz_config: nlohmann reports it as out_of_range, not as a parse error.
+  std::string text = "{\n  \"train\": {\"seed\": 1e3250}\n}\n";
+  CHECK(error_of([&] { parse_config_text(text, "big.json"); }) ==
+        "big.json:2:21: the number 1e3250 is too large to represent");
+}
+
 TEST_CASE("unknown keys name the dotted key and the closest known key", "[io][config]") {
   CHECK(error_of_json({{"model", {{"trasnformer", json::object()}}}}) ==
         "unknown config key model.trasnformer; did you mean model.transformer?");

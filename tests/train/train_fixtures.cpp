@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "data/data_fixtures.h"
+#include "tiny_config.h"
 
 namespace attn::testing {
 
@@ -14,35 +15,16 @@ TinyRun::TinyRun(const json& train) {
   write_file(dir.file("train.tgt"), synthetic_text(48, 22));
   write_file(dir.file("valid.src"), synthetic_text(6, 23));
   write_file(dir.file("valid.tgt"), synthetic_text(6, 24));
-  json j = {{"output_dir", run_dir},
-            {"data",
-             {{"train_src", dir.file("train.src")},
-              {"train_tgt", dir.file("train.tgt")},
-              {"valid_src", dir.file("valid.src")},
-              {"valid_tgt", dir.file("valid.tgt")},
-              {"max_len", 40}}},
-            {"model",
-             {{"type", "transformer"},
-              {"transformer",
-               {{"d_model", 16},
-                {"heads", 2},
-                {"ffn_dim", 32},
-                {"encoder_layers", 1},
-                {"decoder_layers", 1},
-                {"dropout", 0.1},
-                {"attention_dropout", 0.1},
-                {"max_positions", 48}}}}},
-            {"train",
-             {{"threads", 1},
-              {"batch_tokens", 128},
-              {"max_steps", 6},
-              {"save_every", 3},
-              {"valid_every", 1000},
-              {"log_every", 1},
-              {"learning_rate", 0.003},
-              {"warmup_steps", 4},
-              {"valid_metric", "loss"}}},
-            {"decode", {{"beam", 1}}}};
+  json j = tiny_config(dir);
+  j["model"]["transformer"].update({{"dropout", 0.1}, {"attention_dropout", 0.1}, {"max_positions", 48}});
+  j["train"].update({{"batch_tokens", 128},
+                     {"max_steps", 6},
+                     {"save_every", 3},
+                     {"valid_every", 1000},
+                     {"log_every", 1},
+                     {"learning_rate", 0.003},
+                     {"warmup_steps", 4}});
+  j["decode"] = {{"beam", 1}};
   j["train"].update(train);
   config = io::config_from_json(j);
   std::filesystem::create_directories(run_dir);
