@@ -40,4 +40,15 @@ inline float fast_exp(float x) {
   return x < kUnderflow ? 0.0f : (x != x ? x : er * two_n);
 }
 
+// The largest of x[0..n) (n >= 1). The plain comparison vectorises to vmaxps; std::fmax has
+// NaN rules that make GCC call libm's fmaxf per element, and std::max in a serial loop is one
+// long dependency chain. A NaN may or may not win here, but it reaches the sum of exps and
+// makes the result NaN either way.
+inline float row_max(const float* x, int64_t n) {
+  float best = x[0];
+#pragma omp simd reduction(max : best)
+  for (int64_t i = 1; i < n; ++i) best = x[i] > best ? x[i] : best;
+  return best;
+}
+
 }  // namespace attn

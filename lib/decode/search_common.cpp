@@ -22,8 +22,7 @@ void log_softmax_rows(Tensor& logits) {
 #pragma omp parallel for if (rows > 1)
   for (int64_t r = 0; r < rows; ++r) {
     float* row = values + r * width;
-    float max_value = row[0];
-    for (int64_t v = 1; v < width; ++v) max_value = std::max(max_value, row[v]);
+    const float max_value = row_max(row, width);
     float sum = 0.f;
 #pragma omp simd reduction(+ : sum)
     for (int64_t v = 0; v < width; ++v) sum += fast_exp(row[v] - max_value);

@@ -31,9 +31,7 @@ void check_targets(const Tensor& logits, const std::vector<int32_t>& targets, in
 
 // logsumexp of one row, shifted by its max so that exp never overflows.
 float row_logsumexp(const float* x, int64_t vocab) {
-  float max = -std::numeric_limits<float>::infinity();
-#pragma omp simd reduction(max : max)
-  for (int64_t j = 0; j < vocab; ++j) max = std::fmax(max, x[j]);
+  const float max = row_max(x, vocab);
   float sum = 0.f;
 #pragma omp simd reduction(+ : sum)
   for (int64_t j = 0; j < vocab; ++j) sum += fast_exp(x[j] - max);
