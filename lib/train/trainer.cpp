@@ -147,6 +147,9 @@ TrainingRun::TrainingRun(const io::Config& config, const TrainOptions& options)
     spdlog::info("data-parallel over {} ranks: each takes its share of every batch", world_.size());
   if (options.resume) load_resume_state();
   synchronize_ranks();
+  // The state (fresh, resumed or rank 0's) decides where Adam and the batcher stand.
+  adam_->set_step_count(state_.optimizer_steps);
+  batcher_->set_position(state_.batcher);
 }
 
 void TrainingRun::load_resume_state() {
@@ -156,8 +159,6 @@ void TrainingRun::load_resume_state() {
   io::load_extra(checkpoint, "optimizer.m", adam_->first_moment());
   io::load_extra(checkpoint, "optimizer.v", adam_->second_moment());
   state_ = train_state_of(checkpoint);
-  adam_->set_step_count(state_.optimizer_steps);
-  batcher_->set_position(state_.batcher);
   spdlog::info("resumed from {} at step {} (epoch {})", paths_.last_checkpoint, state_.step, state_.batcher.epoch);
 }
 
@@ -172,8 +173,6 @@ void TrainingRun::synchronize_ranks() {
     world_.broadcast(moment.data(), moment.numel() * int64_t(sizeof(float)), 0);
   nlohmann::json state = nlohmann::json::parse(world_.broadcast_string(state_.to_json().dump()));
   state_ = TrainState::from_json(state);
-  adam_->set_step_count(state_.optimizer_steps);
-  batcher_->set_position(state_.batcher);
 }
 
 // Dropout masks of step `step` (from 1): a fixed window of the rank's stream, so a resumed run

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <sys/wait.h>
 #include <thread>
 
@@ -60,10 +61,9 @@ pid_t find_rank(const std::string& marker, int rank) {
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     const std::string command = read_text(entry.path() / "cmdline");
     if (command.find("attn-train") == std::string::npos || command.find(marker) == std::string::npos) continue;
-    const std::string environment = read_text(entry.path() / "environ");
-    if (environment.find(std::string("\0", 1) + wanted + std::string("\0", 1)) != std::string::npos ||
-        environment.rfind(wanted + std::string("\0", 1), 0) == 0)
-      return pid_t(std::stol(name));
+    std::istringstream environment(read_text(entry.path() / "environ"));  // NUL-separated entries
+    for (std::string variable; std::getline(environment, variable, '\0');)
+      if (variable == wanted) return pid_t(std::stol(name));
   }
   return -1;
 }
