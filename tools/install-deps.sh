@@ -8,6 +8,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config git
   libdnnl-dev           # oneDNN 2.6: the compute engine
+  ocl-icd-opencl-dev    # only recommended by libdnnl-dev, yet its dnnl-config.cmake requires OpenCL
   libcli11-dev          # command-line flags
   nlohmann-json3-dev    # configs, checkpoint headers, logs
   libspdlog-dev         # logging
