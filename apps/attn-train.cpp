@@ -1,5 +1,5 @@
 // attn-train: trains a translation model from a JSON config.
-//   attn-train --config configs/en-it.json [--set train.max_steps=2000 ...] [--resume] [--dump-config]
+//   attn-train --config configs/en-it.json [--set train.max_steps=2000 ...] [--resume | --restart] [--dump-config]
 //   mpirun -np N attn-train --config ...     data-parallel over N ranks (README "Training on many cores")
 #include <iostream>
 
@@ -13,10 +13,12 @@ int main(int argc, char** argv) {
   CLI::App app{"attn-train: train a sequence-to-sequence translation model from a JSON config"};
   std::string config_path;
   std::vector<std::string> overrides;
-  bool resume = false, dump_config = false;
+  bool resume = false, restart = false, dump_config = false;
   app.add_option("--config", config_path, "JSON config file (comments allowed)")->required();
   app.add_option("--set", overrides, "override a config key: --set train.max_steps=2000 (repeatable)");
-  app.add_flag("--resume", resume, "continue from OUTPUT_DIR/checkpoint.last.safetensors");
+  auto* resume_flag = app.add_flag("--resume", resume, "continue from OUTPUT_DIR/checkpoint.last.safetensors");
+  app.add_flag("--restart", restart, "move the run in OUTPUT_DIR into a dated subfolder of it and start over")
+      ->excludes(resume_flag);
   app.add_flag("--dump-config", dump_config, "print the resolved config and exit");
   CLI11_PARSE(app, argc, argv);
   return world.finish(attn::apps::run_app([&] {
@@ -27,6 +29,7 @@ int main(int argc, char** argv) {
     }
     attn::train::TrainOptions options;
     options.resume = resume;
+    options.restart = restart;
     attn::train::train(config, options);
     return 0;
   }));

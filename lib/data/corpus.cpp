@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <optional>
+#include <vector>
 
 #include "core/check.h"
 
@@ -22,6 +23,34 @@ std::vector<std::string> read_lines(std::istream& stream, const std::string& nam
   }
   ATTN_CHECK(!stream.bad(), "error while reading ", name);
   return lines;
+}
+
+TextFileStats text_file_stats(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  ATTN_CHECK(file.is_open(), "cannot open '", path, "'");
+  TextFileStats stats;
+  bool in_line = false, has_text = false;  // whether the current line has begun / holds text
+  std::vector<char> block(1 << 20);
+  while (file) {
+    file.read(block.data(), std::streamsize(block.size()));
+    for (std::streamsize i = 0; i < file.gcount(); ++i) {
+      const char c = block[size_t(i)];
+      if (c == '\n') {
+        stats.lines += 1;
+        stats.text_lines += has_text;
+        in_line = has_text = false;
+      } else {
+        in_line = true;
+        has_text = has_text || !(c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f');
+      }
+    }
+  }
+  ATTN_CHECK(!file.bad(), "error while reading '", path, "'");
+  if (in_line) {  // a last line without "\n" counts
+    stats.lines += 1;
+    stats.text_lines += has_text;
+  }
+  return stats;
 }
 
 ParallelText read_parallel(const std::string& src_path, const std::string& tgt_path) {

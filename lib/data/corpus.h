@@ -19,6 +19,14 @@ std::vector<std::string> read_lines(const std::string& path);
 // counts, and no line is made up for a stream that ends in "\n".
 std::vector<std::string> read_lines(std::istream& stream, const std::string& name);
 
+// A text file's lines, counted without keeping them (a check before anything is trained).
+struct TextFileStats {
+  int64_t lines = 0;       // as read_lines counts them
+  int64_t text_lines = 0;  // lines with a character other than space, tab, CR, VT or FF
+};
+// Throws naming the file when it cannot be read.
+TextFileStats text_file_stats(const std::string& path);
+
 struct ParallelText {
   std::vector<std::string> src, tgt;  // src[i] translates to tgt[i]
 };

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "core/check.h"
+#include "data/corpus.h"
 
 namespace attn::data {
 
@@ -26,6 +27,10 @@ void check_train_options(const VocabTrainOptions& options) {
     ATTN_CHECK(input.find(',') == std::string::npos, "train_vocab: input path '", input,
                "' contains a comma, which SentencePiece cannot take");
     ATTN_CHECK(std::ifstream(input).good(), "train_vocab: cannot read input file '", input, "'");
+    // SentencePiece fails on an input without a sentence with an internal message, or aborts
+    // the process when every line is blank.
+    ATTN_CHECK(text_file_stats(input).text_lines > 0, "train_vocab: input file '", input,
+               "' has no text (it is empty or holds only blank lines)");
   }
   ATTN_CHECK(!options.model_prefix.empty(), "train_vocab: empty model prefix");
   ATTN_CHECK(options.type == "unigram" || options.type == "bpe", "train_vocab: unknown type '", options.type,
@@ -35,6 +40,9 @@ void check_train_options(const VocabTrainOptions& options) {
              options.character_coverage, " is outside (0, 1]");
   ATTN_CHECK(options.max_sentences > 0, "train_vocab: max_sentences must be positive");
 }
+
+// Above SentencePiece's highest severity (FATAL, 3): nothing is printed.
+constexpr int kSilentLogLevel = 4;
 
 std::unordered_map<std::string, std::string> trainer_flags(const VocabTrainOptions& options) {
   int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
@@ -54,7 +62,9 @@ std::unordered_map<std::string, std::string> trainer_flags(const VocabTrainOptio
       // A hard limit makes SentencePiece 0.1.97 crash (segfault) when the inputs cannot fill
       // vocab_size; with a soft one it stops short and train_vocab reports that instead.
       {"hard_vocab_limit", "false"},
-      {"minloglevel", "1"},  // warnings and errors only
+      // Silent: SentencePiece's log lines (source file and line, "LOG(WARNING)") mean nothing
+      // to a user; its errors come back as a status, which train_vocab reports.
+      {"minloglevel", std::to_string(kSilentLogLevel)},
   };
 }
 
@@ -65,7 +75,7 @@ void train_vocab(const VocabTrainOptions& options) {
   const std::string inputs = join(options.inputs, ", ");
   sentencepiece::SetRandomGeneratorSeed(static_cast<unsigned int>(options.seed));
   auto status = sentencepiece::SentencePieceTrainer::Train(trainer_flags(options));
-  ATTN_CHECK(status.ok(), "training the vocabulary on ", inputs, " failed: ", status.ToString());
+  ATTN_CHECK(status.ok(), "training the vocabulary on ", inputs, " failed: ", status.message());
 
   const std::string model_path = options.model_prefix + ".model";
   sentencepiece::SentencePieceProcessor trained;
@@ -84,9 +94,12 @@ Vocab::Vocab(std::shared_ptr<const sentencepiece::SentencePieceProcessor> proces
     : processor_(std::move(processor)) {}
 
 Vocab Vocab::load(const std::string& path) {
+  ATTN_CHECK(std::filesystem::exists(path), "cannot load SentencePiece model '", path, "': it does not exist");
+  ATTN_CHECK(std::ifstream(path).good(), "cannot load SentencePiece model '", path, "': the file cannot be read");
   auto processor = std::make_shared<sentencepiece::SentencePieceProcessor>();
-  auto status = processor->Load(path);
-  ATTN_CHECK(status.ok(), "cannot load SentencePiece model '", path, "': ", status.ToString());
+  // SentencePiece's reason is a line of its source code: say what it means instead.
+  ATTN_CHECK(processor->Load(path).ok(), "cannot load SentencePiece model '", path,
+             "': it is not a SentencePiece model, or it is damaged");
   ATTN_CHECK(processor->pad_id() == kPadId && processor->unk_id() == kUnkId && processor->bos_id() == kBosId &&
                  processor->eos_id() == kEosId,
              "SentencePiece model '", path, "' has special ids pad ", processor->pad_id(), ", unk ",

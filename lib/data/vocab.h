@@ -32,8 +32,9 @@ struct VocabTrainOptions {
   int threads = 0;                  // 0: OpenMP's default thread count
 };
 
-// Trains and writes the model. Logging is limited to warnings. Errors (a missing input, an
-// unknown type, a vocab_size the inputs cannot fill) throw attn::Error naming the inputs.
+// Trains and writes the model. SentencePiece's own logging is silenced (it stays off for the
+// process). Errors (a missing input, one without text, an unknown type, a vocab_size the
+// inputs cannot fill) throw attn::Error naming the inputs.
 void train_vocab(const VocabTrainOptions& options);
 
 class Vocab {

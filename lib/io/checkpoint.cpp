@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/checksum.h"
 #include "io/safetensors.h"
 
 namespace attn::io {
@@ -13,9 +14,18 @@ namespace {
 
 constexpr const char* kFormat = "attn";
 constexpr const char* kFormatVersion = "1";
-const char* const kReservedKeys[] = {"format", "format_version", "extra_tensors"};
+constexpr const char* kChecksumKey = "data_crc32c";
+const char* const kReservedKeys[] = {"format", "format_version", "extra_tensors", kChecksumKey};
 
-std::map<std::string, std::string> checkpoint_metadata(const std::string& path, const CheckpointExtras& extras) {
+// The checksum of the data section as write_safetensors lays it out: the entries' bytes in order.
+uint32_t data_checksum(const std::vector<TensorEntry>& entries) {
+  uint32_t crc = 0;
+  for (const TensorEntry& entry : entries) crc = crc32c(entry.data, entry.bytes, crc);
+  return crc;
+}
+
+std::map<std::string, std::string> checkpoint_metadata(const std::string& path, const CheckpointExtras& extras,
+                                                       uint32_t checksum) {
   std::map<std::string, std::string> metadata = extras.metadata;
   for (const char* key : kReservedKeys)
     ATTN_CHECK(metadata.count(key) == 0, path, ": checkpoint metadata key \"", key, "\" is reserved");
@@ -24,6 +34,7 @@ std::map<std::string, std::string> checkpoint_metadata(const std::string& path, 
   metadata["format"] = kFormat;
   metadata["format_version"] = kFormatVersion;
   metadata["extra_tensors"] = names.dump();
+  metadata[kChecksumKey] = crc32c_hex(checksum);
   return metadata;
 }
 
@@ -47,6 +58,16 @@ void check_format(const std::string& path, const std::map<std::string, std::stri
   ATTN_CHECK(
       version != metadata.end() && version->second == kFormatVersion, path, ": unsupported checkpoint format_version ",
       version == metadata.end() ? "(missing)" : quoted_name(version->second), "; this build reads ", kFormatVersion);
+}
+
+// Compares the CRC32C of the data read with the one the metadata records, if any.
+void check_data_checksum(const std::string& path, const std::map<std::string, std::string>& metadata,
+                         uint32_t computed) {
+  auto recorded = metadata.find(kChecksumKey);
+  if (recorded == metadata.end()) return;  // written before checksums existed
+  ATTN_CHECK(recorded->second == crc32c_hex(computed), path,
+             ": the file is damaged: its tensor data does not match the checksum it was saved with (CRC32C ",
+             crc32c_hex(computed), ", metadata \"", kChecksumKey, "\" says ", quoted_name(recorded->second), ")");
 }
 
 // The stored bytes as a tensor; checkpoints hold F32 (and BF16 is understood).
@@ -93,7 +114,7 @@ void save_checkpoint(const std::string& path, const ParameterStore& store, const
                " must be f32");
     entries.push_back(entry_of(name, tensor));
   }
-  write_safetensors(path, entries, checkpoint_metadata(path, extras));
+  write_safetensors(path, entries, checkpoint_metadata(path, extras, data_checksum(entries)));
 }
 
 Checkpoint load_checkpoint(const std::string& path) {
@@ -106,11 +127,14 @@ Checkpoint load_checkpoint(const std::string& path) {
   for (const std::string& name : extras)
     ATTN_CHECK(file.find(name), path, ": extra tensor ", quoted_name(name),
                " listed in the metadata is not in the file");
-  for (StoredTensor& stored : file.tensors) {
+  uint32_t crc = 0;
+  for (StoredTensor& stored : file.tensors) {  // in file order, as the checksum was made
+    crc = crc32c(stored.bytes.data(), stored.bytes.size(), crc);
     bool is_extra = std::find(extras.begin(), extras.end(), stored.name) != extras.end();
     (is_extra ? checkpoint.extras : checkpoint.parameters)[stored.name] = to_tensor(path, stored);
     std::vector<char>().swap(stored.bytes);  // release as we go: peak memory stays near one file
   }
+  check_data_checksum(path, file.metadata, crc);
   return checkpoint;
 }
 

@@ -4,7 +4,10 @@
 //
 // Metadata always holds "format": "attn" and "format_version": "1", and "extra_tensors": a
 // JSON array naming the tensors that are not parameters, so a loader can tell the two apart
-// and insist that the parameters match the model exactly.
+// and insist that the parameters match the model exactly. "data_crc32c" (8 hex digits) is the
+// CRC32C (io/checksum.h) of all tensor data in file order; every load verifies it, so a
+// damaged file is an error naming it, not weights that train to NaN. Checkpoints written
+// before it existed have no such key and load unverified.
 #include <map>
 #include <string>
 
@@ -28,7 +31,8 @@ struct Checkpoint {
 
 void save_checkpoint(const std::string& path, const ParameterStore& store, const CheckpointExtras& extras = {});
 
-// Reads and checks the format and version; tensors come back as f32 (or bf16) tensors.
+// Reads and checks the format, version and data checksum; tensors come back as f32 (or bf16)
+// tensors.
 Checkpoint load_checkpoint(const std::string& path);
 
 // Copies the checkpoint's parameters into the store after checking that every parameter is

@@ -292,4 +292,12 @@ SafetensorsFile read_safetensors(const std::string& path) {
   return result;
 }
 
+std::map<std::string, std::string> read_safetensors_metadata(const std::string& path) {
+  InputFile file(path);
+  uint64_t header_bytes = 0;
+  json header = read_header(path, file, header_bytes);
+  if (!header.contains(kMetadataKey)) return {};
+  return parse_metadata(path, header[kMetadataKey]);
+}
+
 }  // namespace attn::io

@@ -72,4 +72,7 @@ void write_safetensors(const std::string& path, const std::vector<TensorEntry>& 
 // Reads and validates a file; every error is one line naming the file and the tensor or field.
 SafetensorsFile read_safetensors(const std::string& path);
 
+// The metadata alone, from the header (a check before a whole checkpoint is worth reading).
+std::map<std::string, std::string> read_safetensors_metadata(const std::string& path);
+
 }  // namespace attn::io

@@ -1,10 +1,16 @@
 #include "train/run_directory.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <spdlog/spdlog.h>
 
-#include "io/checkpoint.h"
+#include <nlohmann/json.hpp>
+
+#include "io/atomic_file.h"
+#include "io/checksum.h"
+#include "io/safetensors.h"
 #include "models/model_factory.h"
 
 namespace attn::train {
@@ -18,13 +24,95 @@ RunPaths run_paths(const std::string& dir, bool joint_vocab) {
   paths.config = (root / "config.json").string();
   paths.source_vocab = (root / (joint_vocab ? "spm.model" : "spm.src.model")).string();
   paths.target_vocab = (root / (joint_vocab ? "spm.model" : "spm.tgt.model")).string();
+  paths.vocab_record = (root / "vocab.sha256").string();
   paths.best_checkpoint = (root / "checkpoint.best.safetensors").string();
   paths.last_checkpoint = (root / "checkpoint.last.safetensors").string();
   paths.log = (root / "train.log.jsonl").string();
+  paths.lock = (root / "train.lock").string();
   return paths;
 }
 
 namespace {
+
+// ---- what a directory holds ----------------------------------------------------------------
+
+// The files a run writes besides its vocabulary; any of them makes a directory hold a run.
+const std::vector<std::string> kRunFiles = {"config.json", "vocab.sha256", "train.log.jsonl",
+                                            "checkpoint.best.safetensors", "checkpoint.last.safetensors"};
+// Vocabulary files, joint or separate: alone, they are a vocabulary supplied in advance.
+const std::vector<std::string> kVocabFiles = {"spm.model",     "spm.vocab",     "spm.src.model",
+                                              "spm.src.vocab", "spm.tgt.model", "spm.tgt.vocab"};
+
+std::string name_of(const std::string& path) { return fs::path(path).filename().string(); }
+
+std::string join(const std::vector<std::string>& items) {
+  std::string joined;
+  for (const std::string& item : items) joined += (joined.empty() ? "" : ", ") + item;
+  return joined;
+}
+
+// Those of `names` present in `dir`, in the order given.
+std::vector<std::string> present(const std::string& dir, const std::vector<std::string>& names) {
+  std::vector<std::string> found;
+  for (const std::string& name : names)
+    if (fs::exists(fs::path(dir) / name)) found.push_back(name);
+  return found;
+}
+
+bool is_run_file(const std::string& name) {
+  auto listed = [&](const std::vector<std::string>& names) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  return listed(kRunFiles) || listed(kVocabFiles);
+}
+
+// A run file, or the leftover of an interrupted write of one: PATH.tmp (io/atomic_file.h) or
+// spm.tmp.model (a vocabulary being trained).
+bool belongs_to_run(const std::string& name) {
+  const size_t tmp = name.find(".tmp");
+  return is_run_file(name) || (tmp != std::string::npos && is_run_file(name.substr(0, tmp) + name.substr(tmp + 4)));
+}
+
+[[noreturn]] void refuse_unfinished_run(const RunPaths& paths, const std::string& prefix) {
+  std::vector<std::string> files = present(paths.dir, kRunFiles), vocab = present(paths.dir, kVocabFiles);
+  files.insert(files.end(), vocab.begin(), vocab.end());
+  throw Error(prefix + "the run directory " + paths.dir + " holds an unfinished run (" + join(files) + ") but no " +
+              name_of(paths.last_checkpoint) +
+              " to continue from: it was stopped before its first save, or that file was deleted. Start it over "
+              "with --restart, which moves these files into a dated subfolder of " +
+              paths.dir + ", or set another output_dir");
+}
+
+void check_resumable(const RunPaths& paths) {
+  if (fs::exists(paths.last_checkpoint)) return;
+  ATTN_CHECK(!present(paths.dir, kRunFiles).empty(), "--resume: there is no run to resume in ", paths.dir, " (no ",
+             name_of(paths.last_checkpoint), ")");
+  refuse_unfinished_run(paths, "--resume: ");
+}
+
+// Never overwrite a run by accident: an existing run continues only when asked to.
+void check_fresh(const RunPaths& paths) {
+  if (present(paths.dir, kRunFiles).empty()) return;
+  ATTN_CHECK(!fs::exists(paths.last_checkpoint), "the run directory ", paths.dir,
+             " already holds a run. Continue it with --resume, start it over with --restart (which moves its files "
+             "into a dated subfolder), or set another output_dir");
+  refuse_unfinished_run(paths, "");
+}
+
+[[noreturn]] void refuse_in_use(const RunPaths& paths) {
+  const pid_t holder = io::lock_holder(paths.lock);
+  throw Error("the run directory " + paths.dir + " is in use by attn-train process " +
+              (holder > 0 ? std::to_string(holder) : std::string("(unknown)")) + ", which holds " + paths.lock +
+              "; wait for it to end or stop it, or set another output_dir");
+}
+
+io::FileLock lock_run_directory(const RunPaths& paths) {
+  std::optional<io::FileLock> lock = io::FileLock::try_lock(paths.lock);
+  if (!lock) refuse_in_use(paths);
+  return std::move(*lock);
+}
+
+// ---- the vocabulary and its record ---------------------------------------------------------
 
 // SentencePiece writes PREFIX.model and PREFIX.vocab in place. Here they go under a temporary
 // prefix and are renamed once complete (.model last: its presence means "trained"), so a run
@@ -46,9 +134,99 @@ void train_one(const io::Config& config, const std::vector<std::string>& inputs,
   fs::rename(options.model_prefix + ".model", model_path);
 }
 
-}  // namespace
+// The model is built for the vocabulary's size, and config.json must say the same.
+void check_vocab_size(const io::Config& config, const std::string& path, const data::Vocab& vocab) {
+  ATTN_CHECK(vocab.size() == config.vocab.size, path, " has ", vocab.size(), " pieces but config key vocab.size is ",
+             config.vocab.size, ": set vocab.size to ", vocab.size(), " to use this vocabulary");
+}
 
-Vocabularies prepare_vocabularies(const io::Config& config, const RunPaths& paths) {
+void check_vocab_sizes(const io::Config& config, const RunPaths& paths, const Vocabularies& vocab) {
+  check_vocab_size(config, paths.source_vocab, vocab.source);
+  check_vocab_size(config, paths.target_vocab, vocab.target);
+}
+
+// A vocabulary placed in the directory before the first run must fit the config.
+void check_supplied_vocabularies(const io::Config& config, const RunPaths& paths) {
+  for (const std::string& path : {paths.source_vocab, paths.target_vocab})
+    if (fs::exists(path)) check_vocab_size(config, path, data::Vocab::load(path));
+}
+
+void write_vocab_record(const RunPaths& paths, const VocabDigests& digests) {
+  std::string text;
+  for (const auto& [name, digest] : digests) text += digest + "  " + name + "\n";  // sha256sum's format
+  io::write_file_atomically(paths.vocab_record, text);
+}
+
+// vocab.sha256, or nullopt for a run from before it existed.
+std::optional<VocabDigests> read_vocab_record(const RunPaths& paths) {
+  std::ifstream file(paths.vocab_record);
+  if (!file.is_open()) return std::nullopt;
+  VocabDigests digests;
+  std::string line;
+  for (int number = 1; std::getline(file, line); ++number) {
+    if (line.empty()) continue;
+    const bool valid = line.size() > 66 && line.find_first_not_of("0123456789abcdef") == 64 &&
+                       (line.compare(64, 2, "  ") == 0 || line.compare(64, 2, " *") == 0);
+    ATTN_CHECK(valid, paths.vocab_record, ":", number, ": not a line \"SHA256  FILE\" as sha256sum writes");
+    digests[line.substr(66)] = line.substr(0, 64);
+  }
+  return digests;
+}
+
+void check_vocab_record(const RunPaths& paths, const VocabDigests& recorded, const VocabDigests& actual) {
+  for (const auto& [name, digest] : actual) {
+    auto found = recorded.find(name);
+    ATTN_CHECK(found != recorded.end(), paths.vocab_record, " has no sha256 of ", name,
+               ", the vocabulary this config uses: is vocab.joint not what the run was trained with?");
+    ATTN_CHECK(found->second == digest, (fs::path(paths.dir) / name).string(),
+               " is not the vocabulary this run was trained with: its sha256 is ", digest, " but ", paths.vocab_record,
+               " records ", found->second,
+               ". The run's checkpoints work only with their own vocabulary: put the original file back");
+  }
+}
+
+// Throws naming the checkpoint when its metadata records other vocabulary digests than
+// `digests` (a vocabulary replaced since it was saved); a checkpoint without a record passes.
+void check_checkpoint_vocabulary(const std::string& checkpoint, const std::map<std::string, std::string>& metadata,
+                                 const VocabDigests& digests) {
+  auto found = metadata.find(kVocabDigestsKey);
+  if (found == metadata.end()) return;  // saved before the record existed
+  nlohmann::json recorded = nlohmann::json::parse(found->second, nullptr, false);
+  bool valid = recorded.is_object();
+  for (const auto& item : recorded.items()) valid = valid && item.value().is_string();
+  ATTN_CHECK(valid, checkpoint, ": checkpoint metadata \"", kVocabDigestsKey,
+             "\" is not a JSON object of file name -> sha256");
+  const fs::path dir = fs::path(checkpoint).parent_path();
+  for (const auto& [name, digest] : digests) {
+    const std::string saved = recorded.contains(name) ? recorded[name].get<std::string>() : "(none)";
+    ATTN_CHECK(saved == digest, checkpoint, " was trained with another vocabulary: it records sha256 ", saved, " for ",
+               name, " but ", (dir / name).string(), " has ", digest, ". Put the run's original vocabulary back");
+  }
+}
+
+// --resume: the run's own vocabulary, checked against both records before anything is
+// written; never a new one.
+Vocabularies resumed_vocabularies(const io::Config& config, const RunPaths& paths) {
+  for (const std::string& path : {paths.source_vocab, paths.target_vocab})
+    ATTN_CHECK(fs::exists(path), "--resume: ", path,
+               " is missing; the run's checkpoints work only with the vocabulary they were trained with: put it back");
+  Vocabularies vocab = load_vocabularies(paths);
+  std::optional<VocabDigests> record = read_vocab_record(paths);
+  if (record) check_vocab_record(paths, *record, vocab.digests);
+  check_checkpoint_vocabulary(paths.last_checkpoint, io::read_safetensors_metadata(paths.last_checkpoint),
+                              vocab.digests);
+  check_vocab_sizes(config, paths, vocab);  // the run's own vocabulary, with vocab.size changed by --set
+  io::write_file_atomically(paths.config, io::config_to_string(config) + "\n");
+  if (!record) write_vocab_record(paths, vocab.digests);  // a run from before the record: from now on
+  return vocab;
+}
+
+// A new run: the config first (a run killed from here on leaves an unfinished run, which the
+// next attn-train refuses), then the vocabulary, trained unless supplied, and its record.
+Vocabularies new_vocabularies(const io::Config& config, const RunPaths& paths) {
+  check_supplied_vocabularies(config, paths);
+  // Atomic: a kill while it is written must not leave a run that load_run cannot read.
+  io::write_file_atomically(paths.config, io::config_to_string(config) + "\n");
   const io::DataConfig& d = config.data;
   if (config.vocab.joint) {
     if (!fs::exists(paths.source_vocab)) train_one(config, {d.train_src, d.train_tgt}, paths.source_vocab);
@@ -56,24 +234,99 @@ Vocabularies prepare_vocabularies(const io::Config& config, const RunPaths& path
     if (!fs::exists(paths.source_vocab)) train_one(config, {d.train_src}, paths.source_vocab);
     if (!fs::exists(paths.target_vocab)) train_one(config, {d.train_tgt}, paths.target_vocab);
   }
-  return Vocabularies{data::Vocab::load(paths.source_vocab), data::Vocab::load(paths.target_vocab)};
+  Vocabularies vocab = load_vocabularies(paths);
+  write_vocab_record(paths, vocab.digests);
+  return vocab;
+}
+
+// The folder for --restart, created: previous-run-YYYYMMDD-HHMMSS, or with -2, -3 ... when a
+// restart in the same second made that one already.
+fs::path new_aside_folder(const RunPaths& paths, std::time_t when) {
+  std::tm local{};
+  localtime_r(&when, &local);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "previous-run-%Y%m%d-%H%M%S", &local);
+  for (int attempt = 1;; ++attempt) {
+    fs::path folder = fs::path(paths.dir) / (stamp + (attempt > 1 ? "-" + std::to_string(attempt) : std::string()));
+    std::error_code error;
+    if (fs::create_directory(folder, error)) return folder;
+    ATTN_CHECK(!error, "cannot create ", folder.string(), ": ", error.message());
+  }
+}
+
+}  // namespace
+
+void check_can_start(const RunPaths& paths, StartMode mode) {
+  if (mode != StartMode::resume) return;
+  ATTN_CHECK(fs::is_directory(paths.dir), "--resume: there is no run to resume: the run directory ", paths.dir,
+             " (config key output_dir) does not exist");
+  // A running trainer's directory may not hold checkpoint.last yet: say it is in use instead.
+  if (io::lock_is_held(paths.lock)) refuse_in_use(paths);
+  check_resumable(paths);
+}
+
+OpenedRun open_run_directory(const io::Config& config, const RunPaths& paths, StartMode mode) {
+  std::error_code error;
+  fs::create_directories(paths.dir, error);
+  ATTN_CHECK(!error, "cannot create the run directory ", paths.dir, " (config key output_dir): ", error.message());
+  io::FileLock lock = lock_run_directory(paths);
+  // Checked again under the lock: another attn-train may have changed the directory since.
+  if (mode == StartMode::resume) {
+    check_resumable(paths);
+    return {std::move(lock), resumed_vocabularies(config, paths)};
+  }
+  if (mode == StartMode::restart) {
+    const std::string folder = move_run_aside(paths, std::time(nullptr));
+    if (!folder.empty()) spdlog::info("--restart: the earlier run's files are now in {}", folder);
+  }
+  check_fresh(paths);
+  return {std::move(lock), new_vocabularies(config, paths)};
+}
+
+Vocabularies load_vocabularies(const RunPaths& paths) {
+  Vocabularies vocab{data::Vocab::load(paths.source_vocab), data::Vocab::load(paths.target_vocab), {}};
+  for (const std::string& path : {paths.source_vocab, paths.target_vocab})
+    if (!vocab.digests.count(name_of(path))) vocab.digests[name_of(path)] = io::sha256_of_file(path);  // joint: once
+  return vocab;
+}
+
+std::string digests_to_json(const VocabDigests& digests) { return nlohmann::json(digests).dump(); }
+
+std::string move_run_aside(const RunPaths& paths, std::time_t when) {
+  std::vector<fs::path> entries;
+  for (const fs::directory_entry& entry : fs::directory_iterator(paths.dir))
+    if (!entry.is_directory() && belongs_to_run(entry.path().filename().string())) entries.push_back(entry.path());
+  if (entries.empty()) return "";
+  const fs::path folder = new_aside_folder(paths, when);
+  for (const fs::path& entry : entries) {
+    std::error_code error;
+    fs::rename(entry, folder / entry.filename(), error);
+    ATTN_CHECK(!error, "--restart: cannot move ", entry.string(), " into ", folder.string(), ": ", error.message());
+  }
+  return folder.string();
 }
 
 LoadedRun load_run(const std::string& dir) {
-  ATTN_CHECK(fs::is_directory(dir), "model directory ", dir, " does not exist");
+  ATTN_CHECK(fs::exists(dir), "model directory ", dir, " does not exist");
+  ATTN_CHECK(fs::is_directory(dir), dir,
+             " is not a directory: a model is the run directory attn-train writes (its config's output_dir), not a "
+             "file in it");
   LoadedRun run;
   std::string config_path = (fs::path(dir) / "config.json").string();
   ATTN_CHECK(fs::exists(config_path), dir, " is not a run directory: it has no config.json");
   run.config = io::load_config(config_path);
   run.paths = run_paths(dir, run.config.vocab.joint);
-  run.vocab = std::make_unique<Vocabularies>(
-      Vocabularies{data::Vocab::load(run.paths.source_vocab), data::Vocab::load(run.paths.target_vocab)});
+  run.vocab = std::make_unique<Vocabularies>(load_vocabularies(run.paths));
+  if (std::optional<VocabDigests> record = read_vocab_record(run.paths))
+    check_vocab_record(run.paths, *record, run.vocab->digests);
   run.model = models::make_model(run.config, {run.vocab->source.size(), run.vocab->target.size()});
   run.checkpoint = fs::exists(run.paths.best_checkpoint) ? run.paths.best_checkpoint : run.paths.last_checkpoint;
   ATTN_CHECK(fs::exists(run.checkpoint), dir, " has no checkpoint yet (",
              fs::path(run.paths.best_checkpoint).filename().string(), " or ",
              fs::path(run.paths.last_checkpoint).filename().string(), ")");
-  io::load_parameters(io::load_checkpoint(run.checkpoint), run.model->parameters());
+  io::Checkpoint checkpoint = io::load_checkpoint(run.checkpoint);
+  check_checkpoint_vocabulary(checkpoint.path, checkpoint.metadata, run.vocab->digests);
+  io::load_parameters(checkpoint, run.model->parameters());
   return run;
 }
 

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
+#include <optional>
 #include <spdlog/spdlog.h>
 
 #include "data/batcher.h"
@@ -12,13 +12,13 @@
 #include "data/corpus.h"
 #include "dist/communicator.h"
 #include "dnnl/context.h"
-#include "io/atomic_file.h"
 #include "io/checkpoint.h"
 #include "models/model_factory.h"
 #include "ops/cross_entropy.h"
 #include "optim/adam.h"
 #include "optim/clip.h"
 #include "optim/schedule.h"
+#include "train/input_files.h"
 #include "train/progress_log.h"
 #include "train/run_directory.h"
 #include "train/stop_signal.h"
@@ -53,7 +53,7 @@ struct Window {
 
 class TrainingRun {
  public:
-  TrainingRun(const io::Config& config, const TrainOptions& options);
+  TrainingRun(const io::Config& config, const TrainOptions& options, StartMode mode);
   void run();
 
  private:
@@ -72,6 +72,7 @@ class TrainingRun {
   io::Config config_;
   TrainOptions options_;
   RunPaths paths_;
+  std::optional<io::FileLock> lock_;  // rank 0's, held while the run lasts
   Vocabularies vocab_;
   std::unique_ptr<data::Batcher> batcher_;
   std::unique_ptr<models::Seq2SeqModel> model_;
@@ -85,29 +86,25 @@ class TrainingRun {
   Clock::time_point session_start_ = Clock::now();
 };
 
-Vocabularies prepare_run_directory(const io::Config& config, const RunPaths& paths, bool resume) {
-  // Never overwrite a run by accident: an existing run continues only when asked to.
-  ATTN_CHECK(resume || !fs::exists(paths.last_checkpoint), paths.dir,
-             " already holds a run; continue it with --resume, or set another output_dir");
-  std::error_code error;
-  fs::create_directories(paths.dir, error);
-  ATTN_CHECK(!error, "cannot create the run directory ", paths.dir, " (config key output_dir): ", error.message());
-  // Atomic: a kill while it is written must not leave a run that load_run cannot read.
-  io::write_file_atomically(paths.config, io::config_to_string(config) + "\n");
-  return prepare_vocabularies(config, paths);
-}
-
-// Rank 0 writes the run directory (config, vocabulary); the other ranks wait for it, then read
-// the vocabulary from it (output_dir must be on a file system every rank sees).
-Vocabularies prepare_run_directory_on_ranks(const io::Config& config, const RunPaths& paths, bool resume,
-                                           dist::Communicator& world) {
+// Rank 0 opens the run directory (lock, config, vocabulary) and keeps its lock in `lock`; the
+// other ranks wait for it, then read the vocabulary from it (output_dir must be on a file
+// system every rank sees).
+Vocabularies open_on_ranks(const io::Config& config, const RunPaths& paths, StartMode mode, dist::Communicator& world,
+                           std::optional<io::FileLock>& lock) {
   if (!world.is_root()) {
     world.barrier();
-    return prepare_vocabularies(config, paths);
+    return load_vocabularies(paths);
   }
-  Vocabularies vocab = prepare_run_directory(config, paths, resume);
+  OpenedRun opened = open_run_directory(config, paths, mode);
+  lock = std::move(opened.lock);
   world.barrier();
-  return vocab;
+  return std::move(opened.vocab);
+}
+
+StartMode start_mode(const TrainOptions& options) {
+  ATTN_CHECK(!(options.resume && options.restart),
+             "--resume and --restart exclude each other: --resume continues the run, --restart starts a new one");
+  return options.resume ? StartMode::resume : options.restart ? StartMode::restart : StartMode::fresh;
 }
 
 std::unique_ptr<data::Batcher> make_batcher(const io::Config& config, const Vocabularies& vocab) {
@@ -122,11 +119,11 @@ std::unique_ptr<data::Batcher> make_batcher(const io::Config& config, const Voca
   return std::make_unique<data::Batcher>(std::move(corpus.examples), options);
 }
 
-TrainingRun::TrainingRun(const io::Config& config, const TrainOptions& options)
+TrainingRun::TrainingRun(const io::Config& config, const TrainOptions& options, StartMode mode)
     : config_(config),
       options_(options),
       paths_(run_paths(config.output_dir, config.vocab.joint)),
-      vocab_(prepare_run_directory_on_ranks(config, paths_, options.resume, world_)),
+      vocab_(open_on_ranks(config, paths_, mode, world_, lock_)),
       // Each rank its own dropout stream: its rows are other sentences than rank 0's.
       dropout_seed_(mix64(static_cast<uint64_t>(config.train.seed) * 0x9e3779b97f4a7c15ull + 1, world_.rank())) {
   batcher_ = make_batcher(config, vocab_);
@@ -153,8 +150,7 @@ TrainingRun::TrainingRun(const io::Config& config, const TrainOptions& options)
 }
 
 void TrainingRun::load_resume_state() {
-  ATTN_CHECK(fs::exists(paths_.last_checkpoint), "--resume: ", paths_.last_checkpoint, " does not exist");
-  io::Checkpoint checkpoint = io::load_checkpoint(paths_.last_checkpoint);
+  io::Checkpoint checkpoint = io::load_checkpoint(paths_.last_checkpoint);  // its vocabulary checked on opening
   io::load_parameters(checkpoint, model_->parameters());
   io::load_extra(checkpoint, "optimizer.m", adam_->first_moment());
   io::load_extra(checkpoint, "optimizer.v", adam_->second_moment());
@@ -294,6 +290,7 @@ bool TrainingRun::validate() {
 void TrainingRun::save(bool best) {
   io::CheckpointExtras extras;
   extras.metadata["config"] = io::config_to_json(config_).dump();
+  extras.metadata[kVocabDigestsKey] = digests_to_json(vocab_.digests);
   const std::string& path = best ? paths_.best_checkpoint : paths_.last_checkpoint;
   if (!best) {
     state_.batcher = batcher_->position();
@@ -366,30 +363,15 @@ void TrainingRun::run() {
 
 }  // namespace
 
-void check_data_files(const io::Config& config) {
-  const io::DataConfig& d = config.data;
-  const std::pair<const char*, const std::string*> files[] = {{"train_src", &d.train_src},
-                                                              {"train_tgt", &d.train_tgt},
-                                                              {"valid_src", &d.valid_src},
-                                                              {"valid_tgt", &d.valid_tgt}};
-  for (const auto& [name, path] : files) {
-    const std::string key = std::string("config key data.") + name;
-    ATTN_CHECK(!path->empty(), key, " is not set; training needs it");
-    std::error_code error;
-    fs::file_status status = fs::status(*path, error);
-    ATTN_CHECK(fs::exists(status), key, ": file '", *path, "' does not exist");
-    ATTN_CHECK(!fs::is_directory(status), key, ": '", *path, "' is a directory, not a text file");
-    ATTN_CHECK(std::ifstream(*path).good(), key, ": cannot read '", *path, "'");
-  }
-}
-
 void train(const io::Config& config, const TrainOptions& options) {
   if (!dist::world().is_root()) spdlog::set_level(spdlog::level::err);  // rank 0 speaks for the run
-  check_data_files(config);
+  const StartMode mode = start_mode(options);
+  check_can_start(run_paths(config.output_dir, config.vocab.joint), mode);
+  check_input_files(config);
   dnn::set_num_threads(config.train.threads);
   dnn::Context::get().set_matmul_precision(config.train.precision == "bf16" ? dnn::MatmulPrecision::bf16
                                                                             : dnn::MatmulPrecision::f32);
-  TrainingRun run(config, options);
+  TrainingRun run(config, options, mode);
   run.run();
 }
 

@@ -3,7 +3,9 @@
 // vocabulary, builds the model, and runs steps of
 //   forward -> label-smoothed cross-entropy -> tape.backward -> clip -> Adam
 // with gradient accumulation, logging, validation, best/last checkpoints, early stopping,
-// limits on steps/epochs/time, SIGINT/SIGTERM handling and exact --resume.
+// limits on steps/epochs/time, SIGINT/SIGTERM handling and exact --resume. The run directory's
+// rules (one trainer at a time, no run overwritten or continued with another vocabulary) are
+// train/run_directory.h's.
 //
 // Faults: checkpoints are written atomically (io/atomic_file.h), so a run killed at any moment
 // keeps its last complete checkpoint; a failed save (full disk, unwritable directory) is an
@@ -20,7 +22,8 @@
 namespace attn::train {
 
 struct TrainOptions {
-  bool resume = false;  // continue from OUTPUT_DIR/checkpoint.last.safetensors
+  bool resume = false;   // continue from OUTPUT_DIR/checkpoint.last.safetensors
+  bool restart = false;  // move the run in OUTPUT_DIR aside and start over (not with resume)
   // For tests only (attn-train never sets it): called after the backward pass of step `step`
   // (from 1), before clipping and the update, with the summed gradients in place, so a test
   // can inject a NaN gradient without a config key that users could trip over.
@@ -28,12 +31,9 @@ struct TrainOptions {
 };
 
 // Trains as the config says; returns when a limit is reached, patience runs out or a stop
-// signal arrives (after saving). Errors throw attn::Error; the data files the config names
-// are checked before anything is written.
+// signal arrives (after saving). Errors throw attn::Error; whether the run can start (--resume
+// needs a run) and the data files the config names (train/input_files.h) are checked before
+// any work, and before anything is written.
 void train(const io::Config& config, const TrainOptions& options);
-
-// Throws attn::Error naming the config key and the path of the first training or validation
-// file that is unset or cannot be read.
-void check_data_files(const io::Config& config);
 
 }  // namespace attn::train

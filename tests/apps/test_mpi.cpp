@@ -16,6 +16,7 @@
 
 #include "apps/app_fixtures.h"
 #include "io/checkpoint.h"
+#include "io/file_lock.h"
 #include "train/run_directory.h"
 
 using namespace attn;
@@ -154,4 +155,35 @@ TEST_CASE("a rank killed mid-run ends the others with an error and the last chec
   CHECK_THAT(err, Catch::Contains("rank 1") && Catch::Contains("signal 9"));
   CHECK(find_rank(config, 0) == -1);  // rank 0 is gone too
   CHECK_NOTHROW(train::load_run(run_dir));
+}
+
+TEST_CASE("under mpirun rank 0 holds the run's lock: another attn-train is refused naming rank 0's process",
+          "[cli][mpi][lock]") {
+  prepare_mpirun_environment();
+  TempDir dir;
+  const std::string config =
+      write_tiny_setup(dir, {{"max_steps", 1000000}, {"save_every", 5}, {"valid_every", 1000000}, {"log_every", 5}});
+  const std::string run_dir = dir.file("run");
+  pid_t launcher =
+      spawn_command(dir, {"mpirun", "-np", "2", "--oversubscribe", kApps + "attn-train", "--config", config});
+  REQUIRE(wait_for_file(run_dir + "/checkpoint.last.safetensors", 300));
+  const pid_t rank0 = find_rank(config, 0), rank1 = find_rank(config, 1);
+  REQUIRE(rank0 > 0);
+  REQUIRE(rank1 > 0);
+  CHECK(io::lock_holder(run_dir + "/train.lock") == rank0);  // rank 1 took no lock, or it would have failed
+
+  Result second = run(dir, "attn-train", "--config " + quoted(config) + " --resume");
+  CHECK(second.exit_code == 1);
+  CHECK_THAT(second.err, Catch::Contains(run_dir + " is in use by attn-train process " + std::to_string(rank0) + ","));
+
+  kill(rank0, SIGTERM);  // as README "Stopping" says: every rank
+  kill(rank1, SIGTERM);
+  std::optional<int> code = wait_at_most(launcher, 60);
+  if (!code) kill(launcher, SIGKILL);
+  INFO("mpirun stderr:\n" << read_text(dir.file("child.err")));
+  REQUIRE(code.has_value());
+  CHECK(*code == 0);
+  std::vector<int64_t> steps;
+  for (const auto& [step, loss] : logged(run_dir, "loss")) steps.push_back(step);
+  CHECK(steps.size() == split_lines(read_text(run_dir + "/train.log.jsonl")).size());  // no step logged twice
 }

@@ -104,3 +104,26 @@ TEST_CASE("encode_corpus (parallel) matches a serial encoding - in input order",
     CHECK(example.tgt == tgt);
   }
 }
+
+TEST_CASE("text_file_stats counts lines as read_lines does - and the lines with text", "[data][corpus]") {
+  TempDir dir;
+  const std::string path = dir.file("text.txt");
+  const std::pair<std::string, std::pair<int64_t, int64_t>> cases[] = {
+      {"", {0, 0}},
+      {"\n", {1, 0}},
+      {" \t\r\n\n\r\n", {3, 0}},
+      {"a\nb\n", {2, 2}},
+      {"a\nb", {2, 2}},  // a last line without "\n" counts
+      {"a\r\n \r\nb\r\n", {3, 2}},
+      {"\n\nx  \n", {3, 1}},
+  };
+  for (const auto& [text, expected] : cases) {
+    INFO("text \"" << text << "\"");
+    write_file(path, text);
+    data::TextFileStats stats = data::text_file_stats(path);
+    CHECK(stats.lines == expected.first);
+    CHECK(stats.text_lines == expected.second);
+    CHECK(stats.lines == int64_t(data::read_lines(path).size()));
+  }
+  CHECK_THROWS_WITH(data::text_file_stats(dir.file("missing.txt")), Catch::Contains(dir.file("missing.txt")));
+}

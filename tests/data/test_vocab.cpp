@@ -1,4 +1,11 @@
+#include <cstdio>
+#include <fcntl.h>
+#include <fstream>
+#include <functional>
+#include <iostream>
 #include <sentencepiece_trainer.h>
+#include <sstream>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 
@@ -9,6 +16,36 @@
 using namespace attn;
 using attn::data::Vocab;
 using attn::testing::TempDir;
+
+namespace {
+
+// What `body` writes to this process's standard error (descriptor 2, where SentencePiece logs).
+std::string stderr_of(const TempDir& dir, const std::function<void()>& body) {
+  const std::string path = dir.file("stderr.txt");
+  std::fflush(stderr);
+  std::cerr.flush();
+  const int saved = dup(2), file = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  dup2(file, 2);
+  close(file);
+  auto restore = [&] {
+    std::fflush(stderr);
+    std::cerr.flush();
+    dup2(saved, 2);
+    close(saved);
+  };
+  try {
+    body();
+  } catch (...) {
+    restore();
+    throw;
+  }
+  restore();
+  std::stringstream text;
+  text << std::ifstream(path).rdbuf();
+  return text.str();
+}
+
+}  // namespace
 
 TEST_CASE("a trained vocabulary has the requested size and the fixed special ids", "[data][vocab]") {
   for (const std::string type : {"unigram", "bpe"}) {
@@ -93,4 +130,46 @@ TEST_CASE("a model with other special ids is refused", "[data][vocab]") {
                                                             {"minloglevel", "2"}});
   REQUIRE(status.ok());
   CHECK_THROWS_WITH(Vocab::load(directory.file("default.model")), Catch::Contains("special ids"));
+}
+
+TEST_CASE("train_vocab refuses an input without text - naming it - before SentencePiece sees it", "[data][vocab]") {
+  TempDir directory;
+  data::VocabTrainOptions options;
+  options.model_prefix = directory.file("m");
+  options.vocab_size = 64;
+  options.threads = 1;
+  const std::string text = directory.file("text.txt"), empty = directory.file("empty.txt");
+  testing::write_file(text, testing::synthetic_text(200, 5));
+  SECTION("an empty file (SentencePiece: \"Internal: ...trainer_interface.cc(428) [!sentences_.empty()]\")") {
+    testing::write_file(empty, "");
+  }
+  SECTION("only blank lines (SentencePiece aborts the process)") { testing::write_file(empty, "\n \n\t\r\n"); }
+  options.inputs = {text, empty};
+  CHECK_THROWS_WITH(data::train_vocab(options),
+                    "train_vocab: input file '" + empty + "' has no text (it is empty or holds only blank lines)");
+  CHECK_FALSE(std::filesystem::exists(directory.file("m.model")));
+}
+
+TEST_CASE("SentencePiece's own log lines do not reach standard error", "[data][vocab]") {
+  TempDir directory;
+  const std::string corpus = directory.file("corpus.txt");
+  // A line over SentencePiece's 4192 bytes makes it log three "LOG(WARNING)" lines.
+  testing::write_file(corpus, testing::synthetic_text(200, 5) + std::string(5000, 'k') + "\n");
+  data::VocabTrainOptions options;
+  options.inputs = {corpus};
+  options.model_prefix = directory.file("m");
+  options.vocab_size = 64;
+  options.threads = 1;
+  CHECK(stderr_of(directory, [&] { data::train_vocab(options); }) == "");
+  CHECK(Vocab::load(directory.file("m.model")).size() == 64);
+}
+
+TEST_CASE("a file that is not a SentencePiece model is named - without SentencePiece's internals", "[data][vocab]") {
+  TempDir directory;
+  const std::string junk = directory.file("junk.model");
+  testing::write_file(junk, "\x0a\x05trunc");
+  CHECK_THROWS_WITH(Vocab::load(junk), "cannot load SentencePiece model '" + junk +
+                                           "': it is not a SentencePiece model, or it is damaged");
+  CHECK_THROWS_WITH(Vocab::load(directory.file("none.model")),
+                    "cannot load SentencePiece model '" + directory.file("none.model") + "': it does not exist");
 }

@@ -1,7 +1,10 @@
+#include <fstream>
+
 #include <catch2/catch.hpp>
 
 #include "core/parameter_store.h"
 #include "io/checkpoint.h"
+#include "io/checksum.h"
 #include "io/safetensors.h"
 #include "optim/adam.h"
 #include "temp_dir.h"
@@ -109,4 +112,50 @@ TEST_CASE("reserved metadata keys and clashing extra names are refused on save",
   io::CheckpointExtras clash;
   clash.tensors = {{"encoder.bias", Tensor::zeros({4})}};
   CHECK_THROWS_WITH(io::save_checkpoint(dir.file("b.safetensors"), store, clash), Catch::Contains("\"encoder.bias\""));
+}
+
+namespace {
+
+// Flips one byte `from_end` bytes before the end of the file: inside the last tensor's data.
+void flip_byte(const std::string& path, long from_end) {
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  file.seekg(-from_end, std::ios::end);
+  char byte = 0;
+  file.read(&byte, 1);
+  byte = static_cast<char>(byte ^ 0x01);
+  file.seekp(-from_end, std::ios::end);
+  file.write(&byte, 1);
+}
+
+}  // namespace
+
+TEST_CASE("a checkpoint records the CRC32C of its data - and a flipped byte is an error naming the file",
+          "[io][checkpoint][faults]") {
+  TempDir dir;
+  const std::string path = dir.file("checkpoint.safetensors");
+  ParameterStore store(1);
+  build(store);
+  io::save_checkpoint(path, store);
+  io::Checkpoint checkpoint = io::load_checkpoint(path);
+  REQUIRE(checkpoint.metadata.count("data_crc32c") == 1);
+  uint32_t crc = 0;  // the parameters' bytes in file order (the store's order)
+  for (const NamedParameter& parameter : store.parameters())
+    crc = io::crc32c(parameter.tensor.data(), parameter.tensor.numel() * sizeof(float), crc);
+  CHECK(checkpoint.metadata.at("data_crc32c") == io::crc32c_hex(crc));
+
+  flip_byte(path, 5);
+  CHECK_THROWS_WITH(io::load_checkpoint(path),
+                    Catch::StartsWith(path + ": the file is damaged: its tensor data does not match the checksum it "
+                                             "was saved with (CRC32C ") &&
+                        Catch::EndsWith("metadata \"data_crc32c\" says \"" + io::crc32c_hex(crc) + "\")"));
+}
+
+TEST_CASE("a checkpoint from before data checksums still loads", "[io][checkpoint]") {
+  TempDir dir;
+  const std::string path = dir.file("old.safetensors");
+  std::vector<float> values = {1.f, 2.f};
+  io::write_safetensors(path, {{"w", io::ElementType::f32, {2}, values.data(), 8}},
+                        {{"format", "attn"}, {"format_version", "1"}, {"extra_tensors", "[]"}});
+  io::Checkpoint checkpoint = io::load_checkpoint(path);
+  CHECK(checkpoint.parameters.at("w").to_vector() == values);
 }

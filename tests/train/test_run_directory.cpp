@@ -1,11 +1,18 @@
-// load_run (attn-translate's way into a run directory) on broken runs: one clear error each.
+// load_run (attn-translate's way into a run directory) on broken runs: one clear error each;
+// and the rules that keep a run directory from being damaged: the lock, no run overwritten or
+// continued without its checkpoint, --restart, the vocabulary's record.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 
 #include "data/data_fixtures.h"
+#include "io/checksum.h"
+#include "io/file_lock.h"
+#include "io/safetensors.h"
 #include "train/run_directory.h"
 #include "train/train_fixtures.h"
 #include "train/trainer.h"
@@ -102,4 +109,303 @@ TEST_CASE("load_run reports a broken config.json or vocabulary - naming the file
     fs::remove(run.last_checkpoint());
     CHECK_THAT(error_of_loading(run.run_dir), Catch::StartsWith(run.run_dir + " has no checkpoint yet"));
   }
+}
+
+// ---- the run directory's safety rules (train/run_directory.h) -------------------------------
+
+namespace {
+
+std::string error_of_training(const io::Config& config, const train::TrainOptions& options = {}) {
+  try {
+    train::train(config, options);
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "";
+}
+
+train::TrainOptions resume_option() {
+  train::TrainOptions options;
+  options.resume = true;
+  return options;
+}
+
+train::TrainOptions restart_option() {
+  train::TrainOptions options;
+  options.restart = true;
+  return options;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+}
+
+// The steps of the "train" records of a train.log.jsonl, in file order.
+std::vector<int64_t> train_steps(const std::string& log_path) {
+  std::vector<int64_t> steps;
+  std::ifstream log(log_path);
+  for (std::string line; std::getline(log, line);) {
+    json record = json::parse(line);
+    if (record.at("type") == "train") steps.push_back(record.at("step").get<int64_t>());
+  }
+  return steps;
+}
+
+// The names of the entries of `dir`, sorted.
+std::vector<std::string> entries_of(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// The subfolders --restart made, sorted.
+std::vector<std::string> aside_folders(const std::string& dir) {
+  std::vector<std::string> folders;
+  for (const std::string& name : entries_of(dir))
+    if (name.rfind("previous-run-", 0) == 0) folders.push_back(name);
+  return folders;
+}
+
+// A checkpoint rewritten without the metadata key `key`, as a run from before it existed.
+void drop_metadata(const std::string& path, const std::string& key) {
+  io::SafetensorsFile file = io::read_safetensors(path);
+  file.metadata.erase(key);
+  file.metadata.erase("data_crc32c");  // the rewrite below does not compute it
+  std::vector<io::TensorEntry> entries;
+  for (const io::StoredTensor& tensor : file.tensors)
+    entries.push_back({tensor.name, tensor.dtype, tensor.shape, tensor.bytes.data(), tensor.bytes.size()});
+  io::write_safetensors(path, entries, file.metadata);
+}
+
+const std::string kInUse = " is in use by attn-train process ";
+
+}  // namespace
+
+TEST_CASE("a second trainer on a locked run directory stops at once - naming the directory and the holder's PID",
+          "[train][run_directory][lock]") {
+  TinyRun run(kTwoSteps);
+  io::FileLock held = *io::FileLock::try_lock(run.run_dir + "/train.lock");  // as a running attn-train would
+  const std::string expected = "the run directory " + run.run_dir + kInUse + std::to_string(getpid()) +
+                               ", which holds " + run.run_dir +
+                               "/train.lock; wait for it to end or stop it, or set another output_dir";
+  CHECK(error_of_training(run.config) == expected);
+  CHECK(error_of_training(run.config, restart_option()) == expected);
+  CHECK(error_of_training(run.config, resume_option()) == expected);  // even before its first checkpoint
+  CHECK(entries_of(run.run_dir) == std::vector<std::string>{"spm.model", "train.lock"});  // nothing written
+}
+
+TEST_CASE("the trainer holds the lock while it trains and releases it after", "[train][run_directory][lock]") {
+  TinyRun run(kTwoSteps);
+  bool held_during = false;
+  train::TrainOptions options;
+  options.after_backward = [&](int64_t, ParameterStore&) {
+    held_during = io::lock_is_held(run.run_dir + "/train.lock");
+  };
+  train::train(run.config, options);
+  CHECK(held_during);
+  CHECK(io::lock_holder(run.run_dir + "/train.lock") == getpid());
+  CHECK_FALSE(io::lock_is_held(run.run_dir + "/train.lock"));
+}
+
+TEST_CASE("a run without checkpoint.last is refused with and without --resume - and nothing in it changes",
+          "[train][run_directory]") {
+  TinyRun run(kTwoSteps);
+  train::train(run.config, {});
+  fs::remove(run.last_checkpoint());
+  const std::string best = read_text(run.best_checkpoint()), log = read_text(run.run_dir + "/train.log.jsonl");
+  const std::string what = "the run directory " + run.run_dir +
+                           " holds an unfinished run (config.json, vocab.sha256, train.log.jsonl, "
+                           "checkpoint.best.safetensors, spm.model) but no checkpoint.last.safetensors to continue "
+                           "from: it was stopped before its first save, or that file was deleted. Start it over with "
+                           "--restart, which moves these files into a dated subfolder of " +
+                           run.run_dir + ", or set another output_dir";
+  CHECK(error_of_training(run.config) == what);
+  CHECK(error_of_training(run.config, resume_option()) == "--resume: " + what);
+  CHECK(read_text(run.best_checkpoint()) == best);
+  CHECK(read_text(run.run_dir + "/train.log.jsonl") == log);
+  CHECK_FALSE(fs::exists(run.last_checkpoint()));
+}
+
+TEST_CASE("a complete run is not started over without --restart", "[train][run_directory]") {
+  TinyRun run(kTwoSteps);
+  train::train(run.config, {});
+  CHECK(error_of_training(run.config) ==
+        "the run directory " + run.run_dir +
+            " already holds a run. Continue it with --resume, start it over with --restart (which moves its files "
+            "into a dated subfolder), or set another output_dir");
+}
+
+TEST_CASE("restart (--restart) moves the old run into a dated subfolder - deleting nothing - and starts over",
+          "[train][run_directory]") {
+  TinyRun run(kTwoSteps);
+  train::train(run.config, {});
+  fs::remove(run.last_checkpoint());
+  const std::string best = read_text(run.best_checkpoint());
+  attn::testing::write_file(run.run_dir + "/notes.txt", "mine");  // not the run's: stays where it is
+  train::train(run.config, restart_option());
+
+  const std::vector<std::string> folders = aside_folders(run.run_dir);
+  REQUIRE(folders.size() == 1);
+  CHECK_THAT(folders[0], Catch::Matches("previous-run-[0-9]{8}-[0-9]{6}"));
+  const std::string aside = run.run_dir + "/" + folders[0];
+  CHECK(entries_of(aside) == std::vector<std::string>{"checkpoint.best.safetensors", "config.json", "spm.model",
+                                                      "train.log.jsonl", "vocab.sha256"});
+  CHECK(read_text(aside + "/checkpoint.best.safetensors") == best);
+  CHECK(read_text(run.run_dir + "/notes.txt") == "mine");
+  // A new run from step 1, with a vocabulary trained anew (the supplied one moved aside too).
+  CHECK(train_steps(run.run_dir + "/train.log.jsonl") == std::vector<int64_t>{1, 2});
+  CHECK(run.last_state().step == 2);
+  CHECK(fs::exists(run.run_dir + "/spm.vocab"));
+}
+
+TEST_CASE("restart (--restart) on a complete run moves it aside too - and with nothing to move it just starts",
+          "[train][run_directory]") {
+  TinyRun run(kTwoSteps);
+  train::train(run.config, {});
+  train::train(run.config, restart_option());
+  REQUIRE(aside_folders(run.run_dir).size() == 1);
+  CHECK(fs::exists(run.run_dir + "/" + aside_folders(run.run_dir)[0] + "/checkpoint.last.safetensors"));
+  CHECK(run.last_state().step == 2);
+
+  TinyRun empty(kTwoSteps);
+  fs::remove(empty.run_dir + "/spm.model");
+  train::train(empty.config, restart_option());
+  CHECK(aside_folders(empty.run_dir).empty());
+  CHECK(empty.last_state().step == 2);
+}
+
+TEST_CASE("two restarts in the same second get two subfolders", "[train][run_directory]") {
+  TinyRun run;
+  const train::RunPaths paths = train::run_paths(run.run_dir, true);
+  const std::time_t when = 1700000000;
+  attn::testing::write_file(paths.config, "first");
+  attn::testing::write_file(paths.last_checkpoint + ".tmp", "a leftover of a killed save");
+  const std::string first = train::move_run_aside(paths, when);
+  attn::testing::write_file(paths.config, "second");
+  const std::string second = train::move_run_aside(paths, when);
+  CHECK(second == first + "-2");
+  CHECK(read_text(first + "/config.json") == "first");
+  CHECK(read_text(second + "/config.json") == "second");
+  CHECK(entries_of(first) == std::vector<std::string>{"checkpoint.last.safetensors.tmp", "config.json", "spm.model"});
+  CHECK(train::move_run_aside(paths, when).empty());  // nothing left to move: no folder
+  CHECK(aside_folders(run.run_dir).size() == 2);
+}
+
+TEST_CASE("the options resume and restart exclude each other", "[train][run_directory]") {
+  TinyRun run(kTwoSteps);
+  train::TrainOptions both = resume_option();
+  both.restart = true;
+  CHECK(error_of_training(run.config, both) ==
+        "--resume and --restart exclude each other: --resume continues the run, --restart starts a new one");
+}
+
+TEST_CASE("resume (--resume) without a run fails before any work - and writes nothing", "[train][run_directory]") {
+  TinyRun run(kTwoSteps);
+  fs::remove(run.config.data.train_src);  // reading the corpus would fail differently
+  SECTION("no run directory") {
+    fs::remove_all(run.run_dir);
+    CHECK(error_of_training(run.config, resume_option()) == "--resume: there is no run to resume: the run directory " +
+                                                                run.run_dir +
+                                                                " (config key output_dir) does not exist");
+    CHECK_FALSE(fs::exists(run.run_dir));
+  }
+  SECTION("a directory with a vocabulary only") {
+    CHECK(error_of_training(run.config, resume_option()) ==
+          "--resume: there is no run to resume in " + run.run_dir + " (no checkpoint.last.safetensors)");
+    CHECK(entries_of(run.run_dir) == std::vector<std::string>{"spm.model"});
+  }
+}
+
+TEST_CASE("the vocabulary's sha256 is in vocab.sha256 (sha256sum's format) and in every checkpoint",
+          "[train][run_directory][vocab]") {
+  TinyRun run(kTwoSteps);
+  train::train(run.config, {});
+  const std::string digest = io::sha256_of_file(run.run_dir + "/spm.model");
+  CHECK(read_text(run.run_dir + "/vocab.sha256") == digest + "  spm.model\n");
+  for (const std::string& path : {run.last_checkpoint(), run.best_checkpoint()})
+    CHECK(io::load_checkpoint(path).metadata.at("vocab_sha256") == "{\"spm.model\":\"" + digest + "\"}");
+}
+
+TEST_CASE("a replaced or missing vocabulary is an error for --resume and load_run - naming the file",
+          "[train][run_directory][vocab][faults]") {
+  TinyRun run(kTwoSteps);
+  train::train(run.config, {});
+  const std::string vocab = run.run_dir + "/spm.model";
+  const std::string recorded = io::sha256_of_file(vocab);
+  SECTION("replaced") {
+    fs::copy_file(attn::testing::tiny_vocab_model("bpe"), vocab, fs::copy_options::overwrite_existing);
+    const std::string expected = vocab + " is not the vocabulary this run was trained with: its sha256 is " +
+                                 io::sha256_of_file(vocab) + " but " + run.run_dir + "/vocab.sha256 records " +
+                                 recorded +
+                                 ". The run's checkpoints work only with their own vocabulary: put the original "
+                                 "file back";
+    CHECK(error_of_training(run.config, resume_option()) == expected);
+    CHECK(error_of_loading(run.run_dir) == expected);
+    SECTION("and no vocab.sha256: the checkpoint's record tells") {
+      fs::remove(run.run_dir + "/vocab.sha256");
+      CHECK_THAT(error_of_loading(run.run_dir),
+                 Catch::StartsWith(run.best_checkpoint() + " was trained with another vocabulary: it records sha256 " +
+                                   recorded + " for spm.model but " + vocab + " has "));
+      CHECK_THAT(error_of_training(run.config, resume_option()),
+                 Catch::StartsWith(run.last_checkpoint() + " was trained with another vocabulary"));
+    }
+  }
+  SECTION("missing: --resume does not train a new one") {
+    fs::remove(vocab);
+    CHECK(error_of_training(run.config, resume_option()) ==
+          "--resume: " + vocab +
+              " is missing; the run's checkpoints work only with the vocabulary they were trained with: put it back");
+    CHECK_FALSE(fs::exists(vocab));
+  }
+}
+
+TEST_CASE("a run from before the vocabulary record still loads and resumes - and is recorded from then on",
+          "[train][run_directory][vocab]") {
+  TinyRun run(kTwoSteps);
+  train::train(run.config, {});
+  fs::remove(run.run_dir + "/vocab.sha256");
+  drop_metadata(run.best_checkpoint(), "vocab_sha256");
+  drop_metadata(run.last_checkpoint(), "vocab_sha256");
+  CHECK_NOTHROW(train::load_run(run.run_dir));
+  io::Config more = run.config;
+  more.train.max_steps = 4;
+  train::train(more, resume_option());
+  CHECK(run.last_state().step == 4);
+  CHECK(fs::exists(run.run_dir + "/vocab.sha256"));
+  CHECK(io::load_checkpoint(run.last_checkpoint()).metadata.count("vocab_sha256") == 1);
+}
+
+TEST_CASE("a supplied vocabulary of another size than vocab.size is refused before anything is written",
+          "[train][run_directory][vocab]") {
+  TinyRun run(kTwoSteps);
+  run.config.vocab.size = 64;
+  CHECK(error_of_training(run.config) == run.run_dir +
+                                             "/spm.model has 100 pieces but config key vocab.size is 64: "
+                                             "set vocab.size to 100 to use this vocabulary");
+  CHECK(entries_of(run.run_dir) == std::vector<std::string>{"spm.model", "train.lock"});
+}
+
+TEST_CASE("load_run says that a file is not a run directory", "[train][run_directory]") {
+  TinyRun run(kTwoSteps);
+  train_two_steps(run);
+  CHECK(error_of_loading(run.last_checkpoint()) ==
+        run.last_checkpoint() +
+            " is not a directory: a model is the run directory attn-train writes (its config's output_dir), not a "
+            "file in it");
+  CHECK(error_of_loading(run.dir.file("nowhere")) == "model directory " + run.dir.file("nowhere") + " does not exist");
+}
+
+TEST_CASE("load_run refuses a checkpoint with a flipped byte - naming it", "[train][run_directory][faults]") {
+  TinyRun run(kTwoSteps);
+  train_two_steps(run);
+  {
+    std::fstream file(run.last_checkpoint(), std::ios::in | std::ios::out | std::ios::binary);
+    file.seekg(-9, std::ios::end);
+    const char byte = static_cast<char>(file.get() ^ 0x40);
+    file.seekp(-9, std::ios::end);
+    file.put(byte);
+  }
+  CHECK_THAT(error_of_loading(run.run_dir), Catch::StartsWith(run.last_checkpoint() + ": the file is damaged"));
 }

@@ -87,6 +87,41 @@ TEST_CASE("training names a missing data file and its config key before writing 
   CHECK_FALSE(fs::exists(run.run_dir));
 }
 
+TEST_CASE("training names an empty or blank data file and its config key before writing anything", "[train][faults]") {
+  TinyRun run;
+  fs::remove_all(run.run_dir);
+  SECTION("an empty file") {
+    attn::testing::write_file(run.config.data.train_src, "");
+    CHECK(error_of_training(run.config) ==
+          "config key data.train_src: file '" + run.config.data.train_src + "' is empty; training needs sentences");
+  }
+  SECTION("only blank lines") {
+    attn::testing::write_file(run.config.data.valid_tgt, "\n  \n\r\n");
+    CHECK(error_of_training(run.config) == "config key data.valid_tgt: file '" + run.config.data.valid_tgt +
+                                               "' holds only blank lines; training needs sentences");
+  }
+  CHECK_FALSE(fs::exists(run.run_dir));
+}
+
+TEST_CASE("training names both files and their line counts when a pair differs in length - before writing anything",
+          "[train][faults]") {
+  TinyRun run;
+  fs::remove_all(run.run_dir);
+  SECTION("training pair") {
+    attn::testing::write_file(run.config.data.train_tgt, attn::testing::synthetic_text(47, 22));
+    CHECK(error_of_training(run.config) ==
+          "config keys data.train_src and data.train_tgt: '" + run.config.data.train_src + "' has 48 lines but '" +
+              run.config.data.train_tgt + "' has 47; the two sides must align line by line");
+  }
+  SECTION("validation pair") {
+    attn::testing::write_file(run.config.data.valid_src, attn::testing::synthetic_text(7, 23));
+    CHECK(error_of_training(run.config) ==
+          "config keys data.valid_src and data.valid_tgt: '" + run.config.data.valid_src + "' has 7 lines but '" +
+              run.config.data.valid_tgt + "' has 6; the two sides must align line by line");
+  }
+  CHECK_FALSE(fs::exists(run.run_dir));
+}
+
 TEST_CASE("a run directory that cannot be created is one clear error", "[train][faults]") {
   TinyRun run;
   attn::testing::write_file(run.dir.file("a_file"), "x");

@@ -16,6 +16,7 @@ TinyRun::TinyRun(const json& train) {
   write_file(dir.file("valid.src"), synthetic_text(6, 23));
   write_file(dir.file("valid.tgt"), synthetic_text(6, 24));
   json j = tiny_config(dir);
+  j["vocab"]["size"] = 100;  // the size of tiny_vocab_model, copied in below
   j["model"]["transformer"].update({{"dropout", 0.1}, {"attention_dropout", 0.1}, {"max_positions", 48}});
   j["train"].update({{"batch_tokens", 128},
                      {"max_steps", 6},
