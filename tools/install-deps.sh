@@ -15,6 +15,7 @@ packages=(
   libsentencepiece-dev  # tokenization (library, not the CLI)
   catch2                # unit tests (Catch2 2.13)
   libopenmpi-dev openmpi-bin  # data-parallel training: mpirun -np N attn-train
+  curl ca-certificates python3  # tools/get-data.sh downloads the corpus and splits it
 )
 [ $# -eq 0 ] || packages=("$@")
 
