@@ -60,7 +60,8 @@ for sub in tatoeba_en_it iwslt17_en_it; do
 done
 mkdir -p "$(dirname "$root")" "$(dirname "$log")"
 root=$(realpath -m "$root")
-exec > >(tee "$log") 2>&1
+# tee ignores Ctrl-C, so that it still takes the clean-up's lines once the script is interrupted.
+exec > >(trap '' INT TERM; exec tee "$log") 2>&1
 
 # ---------------------------------------------------------------- stages and timings
 stage_names=() stage_seconds=() stage_start=0 stage_count=0
@@ -112,8 +113,9 @@ remove_root() {
 
 status=1
 on_exit() {
-  finish_stage
+  trap '' INT TERM PIPE  # unmount whatever happens: a second Ctrl-C or a closed output
   unmount_all
+  finish_stage
   if [[ $status -eq 0 ]]; then
     summary
     if [[ -z $keep ]]; then remove_root; else echo "the system is kept in $root"; fi
