@@ -18,8 +18,8 @@
 # The committed tree goes in (git clone of HEAD): commit before you run it. debootstrap and
 # apt inside the new system use the Debian mirror of this machine's own apt sources
 # (/etc/apt/sources.list, /etc/apt/sources.list.d/*.{list,sources}); its bookworm entries are
-# copied in. Takes 20 to 40 minutes on 2 cores (no ccache in there). Exits non-zero on any
-# failure; every stage is timed.
+# copied in. Takes 30 to 50 minutes on 2 cores (no ccache in there). Exits non-zero on any
+# failure; every stage is timed. The log has everything (apt, the build, ctest, training).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 checkout=$(pwd)
@@ -60,16 +60,17 @@ for sub in tatoeba_en_it iwslt17_en_it; do
 done
 mkdir -p "$(dirname "$root")" "$(dirname "$log")"
 root=$(realpath -m "$root")
-exec > >(tee "$log") 2>&1
+# tee ignores Ctrl-C, so that it still takes the clean-up's lines once the script is interrupted.
+exec > >(trap '' INT TERM; exec tee "$log") 2>&1
 
 # ---------------------------------------------------------------- stages and timings
 stage_names=() stage_seconds=() stage_start=0 stage_count=0
-stage() {
+stage() {  # stage NAME [DETAIL]: the name goes in the summary, the detail only in the header
   finish_stage
   stage_count=$((stage_count + 1))
   stage_names+=("$1")
   stage_start=$SECONDS
-  printf '\n==== [%d] %s    (%s)\n' "$stage_count" "$1" "$(date -u '+%F %T UTC')"
+  printf '\n==== [%d] %s%s    (%s)\n' "$stage_count" "$1" "${2:+: $2}" "$(date -u '+%F %T UTC')"
 }
 finish_stage() {
   if [[ ${#stage_names[@]} -gt ${#stage_seconds[@]} ]]; then
@@ -82,9 +83,9 @@ summary() {
   echo
   echo "==== summary"
   for i in "${!stage_seconds[@]}"; do
-    printf '  %-58s %6d s\n' "${stage_names[$i]}" "${stage_seconds[$i]}"
+    printf '  [%d] %-44s %6d s\n' $((i + 1)) "${stage_names[$i]}" "${stage_seconds[$i]}"
   done
-  printf '  %-58s %6d s\n' "total" "$SECONDS"
+  printf '      %-44s %6d s\n' "total" "$SECONDS"
 }
 
 # ---------------------------------------------------------------- mounts
@@ -112,8 +113,9 @@ remove_root() {
 
 status=1
 on_exit() {
-  finish_stage
+  trap '' INT TERM PIPE  # unmount whatever happens: a second Ctrl-C or a closed output
   unmount_all
+  finish_stage
   if [[ $status -eq 0 ]]; then
     summary
     if [[ -z $keep ]]; then remove_root; else echo "the system is kept in $root"; fi
@@ -180,7 +182,7 @@ in_root() {  # in_root COMMAND: run COMMAND in the new system, in the clone, wit
 }
 
 # ---------------------------------------------------------------- the stages
-stage "this machine: debootstrap, the mirror, the commit"
+stage "this machine: debootstrap, mirror, commit"
 command -v debootstrap >/dev/null || {
   echo "installing debootstrap"
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null ||
@@ -195,14 +197,14 @@ echo "attn commit $commit ($(git -C "$checkout" log -1 --format=%s | cut -c1-70)
   echo "note: the checkout has uncommitted changes; they are not part of this check"
 
 if [[ -n $reuse && -x $root/bin/bash ]]; then
-  stage "debootstrap: skipped (--reuse: the system in $root)"
+  stage "debootstrap: skipped" "--reuse: the system in $root"
 else
-  stage "debootstrap --variant=minbase $SUITE"
+  stage "debootstrap a minimal Debian 12" "debootstrap --variant=minbase $SUITE $root $mirror"
   remove_root
   debootstrap --variant=minbase "$SUITE" "$root" "$mirror"
 fi
 
-stage "set up the new system: apt sources, mounts, a clone of $commit, the corpus"
+stage "set up: apt sources, mounts, clone, corpus" "a clone of $commit"
 rm -f "$root/etc/apt/sources.list" "$root"/etc/apt/sources.list.d/*
 host_sources_deb822 >"$root/etc/apt/sources.list.d/debian.sources"
 host_sources_list >"$root/etc/apt/sources.list"
@@ -223,16 +225,16 @@ echo "packages installed before install-deps: $(chroot "$root" dpkg-query -W -f=
 echo "commands missing before install-deps:" \
   "$(chroot "$root" /bin/bash -c 'for c in c++ cmake git curl python3; do command -v $c >/dev/null || echo -n "$c "; done')"
 
-stage "in the new system: tools/install-deps.sh"
+stage "in it: tools/install-deps.sh"
 in_root "tools/install-deps.sh"
 echo "packages installed after install-deps: $(chroot "$root" dpkg-query -W -f='.\n' | wc -l)"
 
-stage "in the new system: tools/test.sh (build and every test)"
+stage "in it: tools/test.sh (build, every test)"
 in_root "tools/test.sh"
 
 main_job="tools/main-job.sh --data-from $CHROOT_DATA"
 for kv in "${MAIN_JOB_SETS[@]}" "${extra_sets[@]}"; do main_job+=" --set $kv"; done
-stage "in the new system: $main_job"
+stage "in it: tools/main-job.sh, tiny budget" "$main_job"
 in_root "$main_job"
 
 finish_stage

@@ -19,10 +19,15 @@ packages=(
 )
 [ $# -eq 0 ] || packages=("$@")
 
-missing=()
-for package in "${packages[@]}"; do
-  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
-done
+# The packages not fully installed (dpkg -s would also accept half-installed ones).
+not_installed() {
+  local package
+  for package in "$@"; do
+    [ "$(dpkg-query -W -f='${db:Status-Status}' "$package" 2>/dev/null)" = installed ] ||
+      echo "$package"
+  done
+}
+mapfile -t missing < <(not_installed "${packages[@]}")
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
   exit 0
@@ -34,4 +39,10 @@ echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get update -qq
 "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# apt-get can exit 0 after an interruption: check that every package really is installed.
+mapfile -t still_missing < <(not_installed "${missing[@]}")
+if [ ${#still_missing[@]} -gt 0 ]; then
+  echo "install-deps: error: not installed after apt-get: ${still_missing[*]}" >&2
+  exit 1
+fi
 echo "install-deps: done"

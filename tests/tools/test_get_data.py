@@ -11,8 +11,8 @@ raw file: this pins the procedure, including the held-out draws that are made an
 """
 
 import hashlib
-import io
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -161,6 +161,8 @@ def main():
         os.mkdir(mirror)
         pairs, sums = make_mirror(mirror)
         server, url = start_server(mirror)
+        # A SIGTERM (ctest's timeout) still runs the finally below, which stops the server.
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
         try:
             run_tests(script, tmp, url, pairs, sums)
         finally:
