@@ -5,8 +5,10 @@
 // It streams, as Marian and fairseq-interactive do: lines are translated a window of batches
 // at a time, as soon as the window is full or the input pauses, and each window's output is
 // written (in input order) before more input is read.
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fcntl.h>
 #include <memory>
 #include <unistd.h>

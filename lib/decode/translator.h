@@ -24,8 +24,9 @@ struct TranslateOptions {
   int batch_size = 32;
   int64_t max_source_tokens = 0;  // longer inputs are truncated (0 = no limit)
   // Streaming (TranslationWindow): lines are sorted by length within a window of this many
-  // batches. A few batches make batches nearly as dense as sorting the whole input would.
-  int window_batches = 8;
+  // batches. On the Tatoeba test set, batches of 32 sorted in windows of 16 need 2% more
+  // decoder steps than sorting the whole input (windows of 8: 4%, of 1: 25%).
+  int window_batches = 16;
 };
 
 struct Translation {

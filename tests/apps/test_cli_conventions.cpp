@@ -140,7 +140,7 @@ TEST_CASE("numeric flags that make no sense are errors that name the flag", "[cl
   check_refused(run(dir, "attn-translate", "--beam abc"), "--beam");
 }
 
-TEST_CASE("attn-bench train with no timed step is an error, not a crash", "[cli]") {
+TEST_CASE("attn-bench train with no timed step is an error - not a crash", "[cli]") {
   TempDir dir;
   const std::string config = write_tiny_setup(dir);
   for (const std::string steps : {"0", "-1"}) {
@@ -193,7 +193,7 @@ TEST_CASE("every program fails with a message when its standard output cannot be
   }
 }
 
-TEST_CASE("without --model, the error says where the programs looked and what to pass", "[cli]") {
+TEST_CASE("without --model the error says where the programs looked and what to pass", "[cli]") {
   TempDir dir;
   std::filesystem::create_directories(dir.file("empty"));
   const std::string here = "cd " + quoted(dir.file("empty")) + " && env -u ATTN_MODEL";
@@ -220,7 +220,7 @@ TEST_CASE("without --model, the error says where the programs looked and what to
                 "$ATTN_MODEL is '" + dir.file("nothing") + "', which is not a directory");
 }
 
-TEST_CASE("attn-translate and attn-score --subset - attn-train --print: a run's own test set, read through attn",
+TEST_CASE("attn-translate and attn-score --subset - attn-train --print: a run's own test set read through attn",
           "[cli]") {
   TempDir dir;
   const std::string config = write_tiny_setup(dir);
@@ -255,6 +255,13 @@ TEST_CASE("attn-translate and attn-score --subset - attn-train --print: a run's 
   CHECK(split_lines(subset.out).size() == split_lines(read_text(dir.file("valid.src"))).size());
   Result dev = run(dir, "attn-translate", model + " --subset dev --quiet");
   CHECK(dev.out == piped.out);  // data.valid_src is the same file here
+  // Without --model, from elsewhere: $ATTN_MODEL names the run.
+  Result by_env =
+      run(dir, "attn-translate", "--subset test --quiet", "/dev/null", "cd / && ATTN_MODEL=" + quoted(run_dir));
+  CHECK(by_env.out == piped.out);
+  // attn-dump-attention, too, fails when its standard output cannot be written.
+  check_refused(run_to(dir, "/dev/full", "attn-dump-attention", model + " --src " + quoted(dir.file("valid.src"))),
+                "cannot write to standard output");
   write_lines(dir.file("hyp.txt"), split_lines(subset.out));
 
   // attn-score --subset test takes the reference from data.test_tgt.

@@ -130,7 +130,7 @@ TEST_CASE("attn-translate --input and --output: the output file is complete or n
   // Killed halfway through (some windows written): still the old file.
   PipedChild child(dir, "attn-translate", {"--model", run_dir, "--output", output, "--batch-size", "1"});
   const std::vector<std::string> valid = split_lines(read_text(dir.file("valid.src")));
-  for (int i = 0; i < 40; ++i) child.write(valid[i % valid.size()] + "\n");  // 5 windows of 8
+  for (int i = 0; i < 80; ++i) child.write(valid[i % valid.size()] + "\n");  // 5 windows of 16
   // Wait until part of the translation is in the temporary file, then kill it.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   auto written = [&] {
