@@ -71,8 +71,10 @@ TEST_CASE("every program answers --version with attn's version - commit - oneDNN
   CHECK_THAT(attn::dnn::onednn_version(), Catch::Matches(R"(\d+\.\d+\.\d+.*)"));
   CHECK_THAT(attn::dnn::cpu_isa_name(), !Catch::StartsWith("isa 0x"));  // an ISA the table names
   // The binaries were built from this checkout's current commit (none when git is absent).
-  if (auto head = shell_output(dir, "git -C " + quoted(ATTN_SOURCE_DIR) + " rev-parse --short=12 HEAD"))
+  if (auto head = shell_output(dir, "git -C " + quoted(ATTN_SOURCE_DIR) + " rev-parse --short=12 HEAD")) {
+    INFO("the checkout is at " << *head << ": build again after a commit, before the tests");
     CHECK_THAT(attn::git_commit(), Catch::StartsWith(*head));
+  }
 }
 
 TEST_CASE("the build info follows the checkout's commit - and says unknown outside a git checkout", "[cli][version]") {
