@@ -1,8 +1,8 @@
 // attn-bench: measures training and decoding speed on this machine.
-//   attn-bench train --config configs/bench/transformer-small.json --batch-sentences 64 --src-len 24 --tgt-len 24
-//   --steps 10 [--json] attn-bench decode --model runs/en-it --input data/tatoeba_en_it/test.en --beam 5 --batch-size
-//   32 [--json] attn-bench decode --config configs/bench/transformer-small.json --beam 5 --sentences 500 --batch-size
-//   32
+//   attn-bench train --config configs/bench/transformer-small.json --batch-sentences 64
+//       --src-len 24 --tgt-len 24 --steps 10 [--json]
+//   attn-bench decode --model runs/en-it --input data/tatoeba_en_it/test.en --beam 5 --batch-size 32 [--json]
+//   attn-bench decode --config configs/bench/transformer-small.json --beam 5 --sentences 500 --batch-size 32
 #include <fstream>
 #include <iostream>
 
@@ -13,6 +13,7 @@
 #include "dnnl/context.h"
 #include "io/config.h"
 #include "models/model_factory.h"
+#include "run_defaults.h"
 #include "train/run_directory.h"
 
 namespace {
@@ -20,6 +21,7 @@ namespace {
 struct DecodeFlags {
   std::string model_dir, config_path, input;
   int beam = 5, batch_size = 32, threads = 0;
+  int window_batches = attn::decode::TranslateOptions{}.window_batches;
   int64_t sentences = 0, source_length = 12;
 };
 
@@ -36,14 +38,14 @@ attn::decode::TranslateOptions translate_options(const attn::io::Config& config,
   options.search.max_len_ratio = float(config.decode.max_len_ratio);
   options.search.max_len_extra = config.decode.max_len_extra;
   options.batch_size = flags.batch_size;
+  options.window_batches = flags.window_batches;
   options.max_source_tokens = options.search.max_output_tokens = attn::models::max_sequence_length(config);
   return options;
 }
 
 attn::bench::DecodeBenchmarkResult run_decode(const DecodeFlags& flags) {
-  ATTN_CHECK(flags.model_dir.empty() != flags.config_path.empty(), "attn-bench decode: give --model or --config");
-  if (!flags.model_dir.empty()) {
-    attn::train::LoadedRun run = attn::train::load_run(flags.model_dir);
+  if (flags.config_path.empty()) {
+    attn::train::LoadedRun run = attn::train::load_run(attn::apps::resolve_model_dir(flags.model_dir));
     set_compute(run.config, flags.threads);
     auto options = translate_options(run.config, flags);
     if (flags.input.empty())
@@ -66,6 +68,7 @@ attn::bench::DecodeBenchmarkResult run_decode(const DecodeFlags& flags) {
 int main(int argc, char** argv) {
   CLI::App app{"attn-bench: speed of training steps and decoding on this machine"};
   app.require_subcommand(1);
+  using attn::apps::at_least;
   bool json = false;
 
   CLI::App* train = app.add_subcommand("train", "time full training steps on synthetic batches");
@@ -75,28 +78,35 @@ int main(int argc, char** argv) {
   int threads = 0;
   train->add_option("--config", config_path, "model config (JSON)")->required();
   train->add_option("--set", overrides, "override a config key (repeatable)");
-  train->add_option("--batch-sentences", train_options.batch_sentences, "sentences per batch (B)");
-  train->add_option("--src-len", train_options.source_length, "source length (S)");
-  train->add_option("--tgt-len", train_options.target_length, "target length (T)");
-  train->add_option("--steps", train_options.steps, "timed steps");
-  train->add_option("--warmup", train_options.warmup, "untimed steps first");
-  train->add_option("--threads", threads, "OpenMP threads (default: train.threads)");
+  train->add_option("--batch-sentences", train_options.batch_sentences, "sentences per batch (B)")->check(at_least(1));
+  train->add_option("--src-len", train_options.source_length, "source length (S)")->check(at_least(1));
+  train->add_option("--tgt-len", train_options.target_length, "target length (T)")->check(at_least(1));
+  train->add_option("--steps", train_options.steps, "timed steps")->check(at_least(1));
+  train->add_option("--warmup", train_options.warmup, "untimed steps first")->check(at_least(0));
+  train->add_option("--threads", threads, "OpenMP threads (default: train.threads)")->check(at_least(1));
   train->add_flag("--json", json, "print one JSON object");
 
   CLI::App* decode = app.add_subcommand("decode", "time greedy or beam search");
   DecodeFlags flags;
-  decode->add_option("--model", flags.model_dir, "a trained run directory");
-  decode->add_option("--config", flags.config_path, "or a config: an untrained model on random input");
-  decode->add_option("--input", flags.input, "with --model: translate this file's lines (default: random ids)");
-  decode->add_option("--beam", flags.beam, "beam size (1 = greedy)");
-  decode->add_option("--batch-size", flags.batch_size, "sentences per batch");
-  decode->add_option("--sentences", flags.sentences, "how many sentences (default: the whole input, or 500)");
-  decode->add_option("--src-len", flags.source_length, "random input length");
-  decode->add_option("--threads", flags.threads, "OpenMP threads (default: train.threads)");
+  auto* model = decode->add_option("--model", flags.model_dir, "a trained run directory (default: as attn-translate)");
+  auto* config = decode->add_option("--config", flags.config_path, "or a config: an untrained model on random input")
+                     ->excludes(model);
+  decode->add_option("--input", flags.input, "with --model: translate this file's lines (default: random ids)")
+      ->excludes(config);
+  decode->add_option("--beam", flags.beam, "beam size (1 = greedy)")->check(at_least(1));
+  decode->add_option("--batch-size", flags.batch_size, "sentences per batch")->check(at_least(1));
+  decode->add_option("--sentences", flags.sentences, "how many sentences (default: the whole input, or 500)")
+      ->check(at_least(1));
+  decode->add_option("--src-len", flags.source_length, "random input length")->check(at_least(1));
+  decode
+      ->add_option("--window-batches", flags.window_batches,
+                   "with --input: batches per length-sorted window, as attn-translate streams (default " +
+                       std::to_string(flags.window_batches) + "); 0 sorts the whole input at once")
+      ->check(at_least(0));
+  decode->add_option("--threads", flags.threads, "OpenMP threads (default: train.threads)")->check(at_least(1));
   decode->add_flag("--json", json, "print one JSON object");
-  CLI11_PARSE(app, argc, argv);
 
-  return attn::apps::run_app([&] {
+  return attn::apps::run_app(app, argc, argv, [&] {
     if (*decode) {
       auto result = run_decode(flags);
       std::cout << (json ? result.to_json().dump() : result.to_text()) << '\n';

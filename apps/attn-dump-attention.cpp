@@ -11,6 +11,7 @@
 #include "decode/attention_dump.h"
 #include "dnnl/context.h"
 #include "io/attention_csv.h"
+#include "run_defaults.h"
 #include "train/run_directory.h"
 
 namespace {
@@ -58,9 +59,8 @@ attn::decode::AttentionDumpOptions dump_options(const Flags& flags, const attn::
 }
 
 int dump(const Flags& flags) {
-  attn::train::LoadedRun run = attn::train::load_run(flags.model_dir);
+  attn::train::LoadedRun run = attn::train::load_run(attn::apps::resolve_model_dir(flags.model_dir));
   attn::dnn::set_num_threads(flags.threads > 0 ? flags.threads : run.config.train.threads);
-  ATTN_CHECK(flags.beam >= 1, "--beam ", flags.beam, " must be at least 1");
   const std::vector<std::string> sources = attn::data::read_lines(flags.src_path);
   std::vector<std::string> targets;
   if (!flags.tgt_path.empty()) {
@@ -92,8 +92,10 @@ int dump(const Flags& flags) {
     dumper.translated(sources, sink);
   else
     dumper.forced(sources, targets, sink);
-  out.flush();
-  ATTN_CHECK(out.good(), "writing ", flags.out_path.empty() ? "stdout" : flags.out_path, " failed");
+  if (file.is_open()) {  // standard output is checked by run_app
+    file.flush();
+    ATTN_CHECK(file.good(), "writing ", flags.out_path, " failed");
+  }
   return 0;
 }
 
@@ -102,15 +104,17 @@ int dump(const Flags& flags) {
 int main(int argc, char** argv) {
   CLI::App app{"attn-dump-attention: the attention weights of a trained attn model as tidy CSV"};
   app.footer(kFooter);
+  using attn::apps::at_least;
   Flags flags;
-  app.add_option("--model", flags.model_dir, "run directory")->required();
+  app.add_option("--model", flags.model_dir,
+                 "run directory (default: $ATTN_MODEL, else configs/en-it.json's output_dir, else runs/en-it)");
   app.add_option("--src", flags.src_path, "source text, one sentence per line")->required();
   auto* tgt = app.add_option("--tgt", flags.tgt_path, "reference translations, line by line (forced mode)");
   app.add_option("--out", flags.out_path, "output file (default: stdout)");
   auto* kind = app.add_option("--kind", flags.kind, "enc_self, dec_self or cross (default: all kinds)")
                    ->check(CLI::IsMember({"enc_self", "dec_self", "cross"}));
-  auto* layer = app.add_option("--layer", flags.layer, "layer, from 0 (default: all layers)");
-  auto* head = app.add_option("--head", flags.head, "head, from 0 (default: all heads)");
+  auto* layer = app.add_option("--layer", flags.layer, "layer, from 0 (default: all layers)")->check(at_least(0));
+  auto* head = app.add_option("--head", flags.head, "head, from 0 (default: all heads)")->check(at_least(0));
   auto* average = app.add_flag("--average-heads", flags.average_heads,
                                "one map per kind and layer: the mean over heads (head column: mean)");
   average->excludes(head);
@@ -119,11 +123,15 @@ int main(int argc, char** argv) {
       ->excludes(layer)
       ->excludes(head)
       ->excludes(average);
-  app.add_option("--beam", flags.beam, "free mode: beam size; 1 = greedy (default: 1)")->excludes(tgt);
-  app.add_option("--batch-size", flags.batch_size, "sentences per batch (default: decode.batch_size)");
-  app.add_option("--threads", flags.threads, "OpenMP threads (default: train.threads)");
-  CLI11_PARSE(app, argc, argv);
-  flags.has_layer = layer->count() > 0;
-  flags.has_head = head->count() > 0;
-  return attn::apps::run_app([&] { return dump(flags); });
+  app.add_option("--beam", flags.beam, "free mode: beam size; 1 = greedy (default: 1)")
+      ->check(at_least(1))
+      ->excludes(tgt);
+  app.add_option("--batch-size", flags.batch_size, "sentences per batch (default: decode.batch_size)")
+      ->check(at_least(1));
+  app.add_option("--threads", flags.threads, "OpenMP threads (default: train.threads)")->check(at_least(1));
+  return attn::apps::run_app(app, argc, argv, [&] {
+    flags.has_layer = layer->count() > 0;
+    flags.has_head = head->count() > 0;
+    return dump(flags);
+  });
 }

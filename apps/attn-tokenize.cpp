@@ -56,17 +56,21 @@ void decode_stream(const Vocab& vocab, bool as_ids) {
 int main(int argc, char** argv) {
   CLI::App app{"attn-tokenize: train, encode and decode SentencePiece vocabularies"};
   app.require_subcommand(1);
+  using attn::apps::at_least;
 
   attn::data::VocabTrainOptions train;
   auto* train_command = app.add_subcommand("train", "train a vocabulary (writes PREFIX.model and PREFIX.vocab)");
   train_command->add_option("--input", train.inputs, "text file, one sentence per line (repeatable)")->required();
   train_command->add_option("--model-prefix", train.model_prefix, "output prefix")->required();
   train_command->add_option("--type", train.type, "model type")->check(CLI::IsMember({"unigram", "bpe"}));
-  train_command->add_option("--vocab-size", train.vocab_size, "number of pieces, specials included");
-  train_command->add_option("--character-coverage", train.character_coverage, "share of characters kept");
-  train_command->add_option("--max-sentences", train.max_sentences, "sample at most this many sentences");
+  train_command->add_option("--vocab-size", train.vocab_size, "number of pieces, specials included")
+      ->check(at_least(5));  // the 4 specials and at least one piece
+  train_command->add_option("--character-coverage", train.character_coverage, "share of characters kept, in (0, 1]")
+      ->check(attn::apps::in_range(0, 1, true));
+  train_command->add_option("--max-sentences", train.max_sentences, "sample at most this many sentences")
+      ->check(at_least(1));
   train_command->add_option("--seed", train.seed, "sampling seed");
-  train_command->add_option("--threads", train.threads, "trainer threads (0: all)");
+  train_command->add_option("--threads", train.threads, "trainer threads (0: all)")->check(at_least(0));
 
   std::string model;
   bool as_ids = false;
@@ -77,8 +81,7 @@ int main(int argc, char** argv) {
     command->add_flag("--ids", as_ids, "ids instead of pieces");
   }
 
-  CLI11_PARSE(app, argc, argv);
-  return attn::apps::run_app([&] {
+  return attn::apps::run_app(app, argc, argv, [&] {
     if (train_command->parsed()) attn::data::train_vocab(train);
     if (encode_command->parsed()) encode_stream(Vocab::load(model), as_ids);
     if (decode_command->parsed()) decode_stream(Vocab::load(model), as_ids);

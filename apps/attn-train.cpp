@@ -1,11 +1,13 @@
 // attn-train: trains a translation model from a JSON config.
 //   attn-train --config configs/en-it.json [--set train.max_steps=2000 ...] [--resume | --restart] [--dump-config]
+//   attn-train --config configs/en-it.json --print output_dir     one resolved value, for scripts
 //   mpirun -np N attn-train --config ...     data-parallel over N ranks (README "Training on many cores")
 #include <iostream>
 
 #include "app_main.h"
 #include "dist/communicator.h"
 #include "io/config.h"
+#include "io/config_value.h"
 #include "train/trainer.h"
 
 int main(int argc, char** argv) {
@@ -19,12 +21,18 @@ int main(int argc, char** argv) {
   auto* resume_flag = app.add_flag("--resume", resume, "continue from OUTPUT_DIR/checkpoint.last.safetensors");
   app.add_flag("--restart", restart, "move the run in OUTPUT_DIR into a dated subfolder of it and start over")
       ->excludes(resume_flag);
-  app.add_flag("--dump-config", dump_config, "print the resolved config and exit");
-  CLI11_PARSE(app, argc, argv);
-  return world.finish(attn::apps::run_app([&] {
+  auto* dump = app.add_flag("--dump-config", dump_config, "print the resolved config and exit");
+  std::string print_key;
+  app.add_option("--print", print_key, "print one resolved config value (a key such as output_dir) and exit")
+      ->excludes(dump);
+  return world.finish(attn::apps::run_app(app, argc, argv, [&] {
     attn::io::Config config = attn::io::load_config(config_path, overrides);
     if (dump_config) {
       std::cout << attn::io::config_to_string(config) << '\n';
+      return 0;
+    }
+    if (!print_key.empty()) {
+      std::cout << attn::io::config_value_text(config, print_key) << '\n';
       return 0;
     }
     attn::train::TrainOptions options;

@@ -1,78 +1,222 @@
 // attn-translate: raw text in, translations out, one output line per input line.
 //   attn-translate --model runs/en-it [--beam 5] [--batch-size 32] [--nbest N] < input.txt > output.txt
-#include <cstdlib>
-#include <iostream>
+//   attn-translate --model runs/en-it --subset test --output test.hyp    (the config's data.test_src)
+//
+// It streams, as Marian and fairseq-interactive do: lines are translated a window of batches
+// at a time, as soon as the window is full or the input pauses, and each window's output is
+// written (in input order) before more input is read.
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <memory>
+#include <unistd.h>
 
 #include "app_main.h"
-#include "data/corpus.h"
 #include "decode/translator.h"
 #include "dnnl/context.h"
-#include "io/config.h"
+#include "io/atomic_file.h"
+#include "io/line_reader.h"
 #include "models/model_factory.h"
-#include "train/run_directory.h"
+#include "run_defaults.h"
 
 namespace {
 
-// --model, else $ATTN_MODEL, else the output_dir of the default config.
-std::string resolve_model_dir(const std::string& flag) {
-  if (!flag.empty()) return flag;
-  if (const char* env = std::getenv("ATTN_MODEL"); env && *env) return env;
-  return attn::io::load_config("configs/en-it.json").output_dir;
+using Clock = std::chrono::steady_clock;
+
+// How long the input may be silent before what has arrived is translated: long enough that a
+// program writing lines in a burst fills whole batches, short enough that a person or a
+// request-response client gets each answer at once.
+constexpr std::chrono::milliseconds kInputPause{30};
+constexpr std::chrono::milliseconds kWaitForever{-1};
+
+struct Flags {
+  std::string model_dir, input, output, subset;
+  int beam = 0, batch_size = 0, nbest = 0, threads = 0;
+  float length_penalty = 0.f;
+  bool has_length_penalty = false, quiet = false;
+};
+
+attn::decode::TranslateOptions translate_options(const attn::io::Config& config, const Flags& flags) {
+  const attn::io::DecodeConfig& d = config.decode;
+  attn::decode::TranslateOptions options;
+  options.search.beam = flags.beam > 0 ? flags.beam : d.beam;
+  options.search.nbest = flags.nbest > 0 ? flags.nbest : 1;
+  options.search.length_penalty = flags.has_length_penalty ? flags.length_penalty : float(d.length_penalty);
+  options.search.max_len_ratio = float(d.max_len_ratio);
+  options.search.max_len_extra = d.max_len_extra;
+  options.batch_size = flags.batch_size > 0 ? flags.batch_size : d.batch_size;
+  options.max_source_tokens = options.search.max_output_tokens = attn::models::max_sequence_length(config);
+  ATTN_CHECK(options.search.nbest <= options.search.beam, "--nbest ", options.search.nbest,
+             " needs --beam of at least that");
+  return options;
 }
 
-void print_translation(size_t index, const attn::decode::Translation& translation,
-                       const attn::decode::Translator& translator, int nbest) {
+// One input line's output: its translation, or with --nbest N lines "index ||| text ||| score".
+void format_translation(std::string& out, int64_t index, const attn::decode::Translation& translation,
+                        const attn::decode::Translator& translator, int nbest) {
   if (nbest <= 1) {
-    std::cout << translation.text << '\n';
+    out += translation.text + '\n';
     return;
   }
   // Marian's n-best lists give every input line N lines, empty ones included. An empty input
   // line is not translated here, so it gets N empty hypotheses with log-probability 0.
   if (translation.nbest.empty()) {
-    for (int i = 0; i < nbest; ++i) std::cout << index << " |||  ||| 0\n";
+    for (int i = 0; i < nbest; ++i) out += std::to_string(index) + " |||  ||| 0\n";
     return;
   }
+  // The score as std::ostream prints a float (%g), as attn-translate always has.
   for (const auto& hypothesis : translation.nbest)
-    std::cout << index << " ||| " << translator.detokenize(hypothesis) << " ||| " << hypothesis.score << '\n';
+    out += std::to_string(index) + " ||| " + translator.detokenize(hypothesis) + " ||| " +
+           fmt::format("{:g}", hypothesis.score) + '\n';
+}
+
+// Standard output (flushed per window, so a reader sees each window as soon as it is
+// translated), or --output FILE: written to FILE.tmp and renamed over FILE only once all of it
+// is written, so a failure never leaves a partial FILE nor replaces an existing one.
+class Output {
+ public:
+  explicit Output(const std::string& path) {
+    if (!path.empty()) file_ = std::make_unique<attn::io::AtomicFile>(path);
+  }
+  void write(const std::string& text) {
+    if (file_) return file_->write(text.data(), text.size());
+    std::cout << text;
+    std::cout.flush();  // stop at the first window that cannot be written, not at the end
+    ATTN_CHECK(std::cout.good(), "cannot write the translations to standard output");
+  }
+  void finish() {
+    if (file_) file_->commit();
+  }
+
+ private:
+  std::unique_ptr<attn::io::AtomicFile> file_;
+};
+
+// The summary at the end and, when stderr is a terminal, a progress line for long inputs.
+class Report {
+ public:
+  explicit Report(bool quiet) : quiet_(quiet), terminal_(!quiet && isatty(STDERR_FILENO)) {}
+  void add(const std::vector<attn::decode::Translation>& translations) {
+    lines_ += int64_t(translations.size());
+    for (const auto& translation : translations)
+      if (!translation.nbest.empty()) tokens_ += int64_t(translation.nbest.front().tokens.size());
+    if (terminal_ && Clock::now() - last_progress_ >= std::chrono::seconds(1)) {
+      last_progress_ = Clock::now();
+      std::fprintf(stderr, "\r%lld lines translated, %.1f sentences/s", static_cast<long long>(lines_),
+                   lines_ / seconds());
+      std::fflush(stderr);
+      progress_shown_ = true;
+    }
+  }
+  void summary() const {
+    if (progress_shown_) std::fputc('\n', stderr);
+    if (quiet_) return;
+    const double s = seconds();
+    spdlog::info("translated {} lines ({} target tokens) in {:.2f} s: {:.1f} sentences/s", lines_, tokens_, s,
+                 s > 0 ? lines_ / s : 0.0);
+  }
+
+ private:
+  double seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  bool quiet_, terminal_;
+  bool progress_shown_ = false;
+  int64_t lines_ = 0, tokens_ = 0;
+  Clock::time_point start_ = Clock::now(), last_progress_ = Clock::now();
+};
+
+// The input: standard input, --input FILE, or --subset's file from the run's config.
+class Input {
+ public:
+  explicit Input(const std::string& path) : fd_(STDIN_FILENO), name_("standard input") {
+    if (path.empty()) return;
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    ATTN_CHECK(fd_ >= 0, "cannot open '", path, "': ", std::strerror(errno));
+    name_ = "'" + path + "'";
+  }
+  ~Input() {
+    if (fd_ != STDIN_FILENO) ::close(fd_);
+  }
+  Input(const Input&) = delete;
+  Input& operator=(const Input&) = delete;
+  int fd() const { return fd_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  int fd_;
+  std::string name_;
+};
+
+int translate(const Flags& flags) {
+  const std::string model_dir = attn::apps::resolve_model_dir(flags.model_dir);
+  std::string input_path = flags.input;
+  if (!flags.subset.empty())
+    input_path = attn::apps::subset_file(attn::apps::run_config(model_dir), model_dir, flags.subset, "src");
+  // Both files before the model loads: a wrong path fails at once.
+  Input input(input_path);
+  Output output(flags.output);
+
+  attn::train::LoadedRun run = attn::train::load_run(model_dir);
+  attn::dnn::set_num_threads(flags.threads > 0 ? flags.threads : run.config.train.threads);
+  const attn::decode::TranslateOptions options = translate_options(run.config, flags);
+  attn::decode::Translator translator(*run.model, run.vocab->source, run.vocab->target, options);
+
+  Report report(flags.quiet);
+  attn::io::LineReader reader(input.fd(), input.name());
+  attn::decode::TranslationWindow window(translator);
+  int64_t next_index = 0;  // 0-based input line of the window's first line (n-best index)
+  auto flush_window = [&] {
+    const std::vector<attn::decode::Translation> translations = window.translate();
+    std::string text;
+    for (const auto& translation : translations)
+      format_translation(text, next_index++, translation, translator, options.search.nbest);
+    output.write(text);
+    report.add(translations);
+  };
+  std::string line;
+  while (true) {
+    // With nothing pending, wait for input as long as it takes; otherwise only for a pause.
+    const auto status = reader.next(line, window.empty() ? kWaitForever : kInputPause);
+    if (status == attn::io::LineReader::Status::line) {
+      if (window.add(std::move(line))) flush_window();
+    } else {
+      if (!window.empty()) flush_window();
+      if (status == attn::io::LineReader::Status::end) break;
+    }
+  }
+  output.finish();
+  report.summary();
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"attn-translate: translate stdin line by line with a trained attn model"};
-  std::string model_dir;
-  int beam = 0, batch_size = 0, nbest = 0, threads = 0;
-  float length_penalty = -1.f;
-  app.add_option("--model", model_dir, "run directory (default: $ATTN_MODEL, else configs/en-it.json's output_dir)");
-  app.add_option("--beam", beam, "beam size; 1 = greedy (default: the run's decode.beam)");
-  app.add_option("--batch-size", batch_size, "sentences per batch (default: decode.batch_size)");
-  app.add_option("--nbest", nbest, "print N hypotheses per line as 'index ||| text ||| score'");
-  app.add_option("--length-penalty", length_penalty, "GNMT alpha (default: decode.length_penalty)");
-  app.add_option("--threads", threads, "OpenMP threads (default: train.threads)");
-  CLI11_PARSE(app, argc, argv);
-  return attn::apps::run_app([&] {
-    attn::train::LoadedRun run = attn::train::load_run(resolve_model_dir(model_dir));
-    const attn::io::DecodeConfig& d = run.config.decode;
-    attn::dnn::set_num_threads(threads > 0 ? threads : run.config.train.threads);
-    attn::decode::TranslateOptions options;
-    options.search.beam = beam > 0 ? beam : d.beam;
-    options.search.nbest = nbest > 0 ? nbest : 1;
-    options.search.length_penalty = length_penalty >= 0 ? length_penalty : float(d.length_penalty);
-    options.search.max_len_ratio = float(d.max_len_ratio);
-    options.search.max_len_extra = d.max_len_extra;
-    options.batch_size = batch_size > 0 ? batch_size : d.batch_size;
-    options.max_source_tokens = options.search.max_output_tokens = attn::models::max_sequence_length(run.config);
-    ATTN_CHECK(options.search.nbest <= options.search.beam, "--nbest ", options.search.nbest,
-               " needs --beam of at least that");
-
-    std::vector<std::string> lines = attn::data::read_lines(std::cin, "standard input");
-    attn::decode::Translator translator(*run.model, run.vocab->source, run.vocab->target, options);
-    std::vector<attn::decode::Translation> translations = translator.translate(lines);
-    for (size_t i = 0; i < translations.size(); ++i)
-      print_translation(i, translations[i], translator, options.search.nbest);
-    // A full disk or a closed pipe must not pass for a complete translation.
-    std::cout.flush();
-    ATTN_CHECK(std::cout.good(), "cannot write the translations to standard output");
-    return 0;
+  CLI::App app{"attn-translate: translate text line by line with a trained attn model"};
+  using attn::apps::at_least;
+  Flags flags;
+  app.add_option("--model", flags.model_dir,
+                 "run directory (default: $ATTN_MODEL, else configs/en-it.json's output_dir, else runs/en-it)");
+  auto* input = app.add_option("--input", flags.input, "read this file (default: standard input)");
+  app.add_option("--subset", flags.subset, "translate the run's dev or test set (data.valid_src / data.test_src)")
+      ->check(CLI::IsMember({"dev", "test"}))
+      ->excludes(input);
+  app.add_option(
+      "--output", flags.output,
+      "write this file, complete or not at all: it appears when all is translated (default: standard output)");
+  app.add_option("--beam", flags.beam, "beam size; 1 = greedy (default: the run's decode.beam)")->check(at_least(1));
+  app.add_option("--batch-size", flags.batch_size, "sentences per batch (default: decode.batch_size)")
+      ->check(at_least(1));
+  app.add_option("--nbest", flags.nbest, "print N hypotheses per line as 'index ||| text ||| score'")
+      ->check(at_least(1));
+  auto* penalty =
+      app.add_option("--length-penalty", flags.length_penalty, "GNMT alpha (default: decode.length_penalty)")
+          ->check(at_least(0));
+  app.add_option("--threads", flags.threads, "OpenMP threads (default: train.threads)")->check(at_least(1));
+  app.add_flag("--quiet", flags.quiet, "no summary (lines, tokens, seconds, sentences/s) on stderr at the end");
+  return attn::apps::run_app(app, argc, argv, [&] {
+    flags.has_length_penalty = penalty->count() > 0;
+    return translate(flags);
   });
 }

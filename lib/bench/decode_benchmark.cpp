@@ -32,10 +32,21 @@ DecodeBenchmarkResult run_decode_benchmark(const decode::Translator& translator,
                                            const decode::TranslateOptions& options) {
   DecodeBenchmarkResult result{options.search.beam, options.batch_size};
   auto start = Clock::now();
-  for (const auto& translation : translator.translate(lines)) {
-    ++result.sentences;
-    if (!translation.nbest.empty()) result.target_tokens += int64_t(translation.nbest.front().tokens.size());
+  auto count = [&](const std::vector<decode::Translation>& translations) {
+    for (const auto& translation : translations) {
+      ++result.sentences;
+      if (!translation.nbest.empty()) result.target_tokens += int64_t(translation.nbest.front().tokens.size());
+    }
+  };
+  if (options.window_batches <= 0) {
+    count(translator.translate(lines));
+    return finish(result, start);
   }
+  // Window by window, as attn-translate reads a file.
+  decode::TranslationWindow window(translator);
+  for (const auto& line : lines)
+    if (window.add(line)) count(window.translate());
+  count(window.translate());
   return finish(result, start);
 }
 

@@ -26,7 +26,9 @@ struct DecodeBenchmarkResult {
   std::string to_text() const;
 };
 
-// Translates `lines` with the translator's options and times it.
+// Translates `lines` with the translator's options and times it, a window of
+// options.window_batches batches at a time as attn-translate does (0: all lines at once,
+// sorted by length as a whole, to measure what the window costs).
 DecodeBenchmarkResult run_decode_benchmark(const decode::Translator& translator, const std::vector<std::string>& lines,
                                            const decode::TranslateOptions& options);
 

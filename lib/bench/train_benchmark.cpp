@@ -5,6 +5,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "bench/matmul_peak.h"
+#include "core/check.h"
 #include "core/process_memory.h"
 #include "data/batch.h"
 #include "data/vocab.h"
@@ -36,6 +37,12 @@ data::Batch synthetic_batch(const TrainBenchmarkOptions& options, int64_t vocab,
 }  // namespace
 
 TrainBenchmarkResult run_train_benchmark(const io::Config& config, const TrainBenchmarkOptions& options) {
+  // No timed step leaves no median to report (and a crash where it was read).
+  ATTN_CHECK(options.steps >= 1 && options.warmup >= 0, "benchmark steps must be >= 1 and warmup steps >= 0; got ",
+             options.steps, " and ", options.warmup);
+  ATTN_CHECK(options.batch_sentences >= 1 && options.source_length >= 1 && options.target_length >= 1,
+             "benchmark batch sizes must be >= 1; got ", options.batch_sentences, " sentences of ",
+             options.source_length, " x ", options.target_length, " tokens");
   int64_t vocab = config.vocab.size;
   auto model = models::make_model(config, {vocab, vocab});
   optim::Adam adam(model->parameters());

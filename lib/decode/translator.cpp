@@ -31,7 +31,7 @@ Translator::Translator(const models::Seq2SeqModel& model, const data::Vocab& sou
     : model_(model), source_vocab_(source_vocab), target_vocab_(target_vocab), options_(options) {}
 
 std::vector<std::vector<int32_t>> encode_lines(const std::vector<std::string>& lines, const data::Vocab& vocab,
-                                               int64_t max_tokens, const std::string& side) {
+                                               int64_t max_tokens, const std::string& side, int64_t first_line) {
   const auto count = static_cast<int64_t>(lines.size());
   std::vector<std::vector<int32_t>> encoded(lines.size());
   std::vector<char> truncated(lines.size(), 0);
@@ -48,13 +48,13 @@ std::vector<std::vector<int32_t>> encode_lines(const std::vector<std::string>& l
       if (!ids.empty()) ids.push_back(data::kEosId);
     } catch (const std::exception& error) {
 #pragma omp critical(attn_encode_lines_failure)
-      if (!failure) failure = side + " line " + std::to_string(i + 1) + ": " + error.what();
+      if (!failure) failure = side + " line " + std::to_string(first_line + i) + ": " + error.what();
     }
   }
   ATTN_CHECK(!failure, *failure);
   for (int64_t i = 0; i < count; ++i)
     if (truncated[i])
-      spdlog::warn("{} line {} is longer than {} tokens; using its first {}", side, i + 1, max_tokens - 1,
+      spdlog::warn("{} line {} is longer than {} tokens; using its first {}", side, first_line + i, max_tokens - 1,
                    max_tokens - 1);
   return encoded;
 }
@@ -63,8 +63,8 @@ std::string Translator::detokenize(const Hypothesis& hypothesis) const {
   return target_vocab_.decode(hypothesis.tokens);
 }
 
-std::vector<Translation> Translator::translate(const std::vector<std::string>& lines) const {
-  return translate_ids(encode_lines(lines, source_vocab_, options_.max_source_tokens));
+std::vector<Translation> Translator::translate(const std::vector<std::string>& lines, int64_t first_line) const {
+  return translate_ids(encode_lines(lines, source_vocab_, options_.max_source_tokens, "input", first_line));
 }
 
 std::vector<Translation> Translator::translate_ids(const std::vector<std::vector<int32_t>>& encoded) const {
@@ -97,6 +97,23 @@ std::vector<Translation> Translator::translate_ids(const std::vector<std::vector
     }
   }
   return result;
+}
+
+TranslationWindow::TranslationWindow(const Translator& translator)
+    : translator_(translator),
+      capacity_(size_t(std::max(1, translator.options().window_batches)) *
+                size_t(std::max(1, translator.options().batch_size))) {}
+
+bool TranslationWindow::add(std::string line) {
+  lines_.push_back(std::move(line));
+  return lines_.size() >= capacity_;
+}
+
+std::vector<Translation> TranslationWindow::translate() {
+  std::vector<Translation> translations = translator_.translate(lines_, next_line_);
+  next_line_ += int64_t(lines_.size());
+  lines_.clear();
+  return translations;
 }
 
 }  // namespace attn::decode

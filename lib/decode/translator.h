@@ -23,6 +23,10 @@ struct TranslateOptions {
   SearchOptions search;
   int batch_size = 32;
   int64_t max_source_tokens = 0;  // longer inputs are truncated (0 = no limit)
+  // Streaming (TranslationWindow): lines are sorted by length within a window of this many
+  // batches. On the Tatoeba test set, batches of 32 sorted in windows of 16 need 2% more
+  // decoder steps than sorting the whole input (windows of 8: 4%, of 1: 25%).
+  int window_batches = 16;
 };
 
 struct Translation {
@@ -35,11 +39,13 @@ class Translator {
   Translator(const models::Seq2SeqModel& model, const data::Vocab& source_vocab, const data::Vocab& target_vocab,
              TranslateOptions options);
 
-  std::vector<Translation> translate(const std::vector<std::string>& lines) const;
+  // `first_line` is the 1-based number of lines[0] in the whole input (for warnings).
+  std::vector<Translation> translate(const std::vector<std::string>& lines, int64_t first_line = 1) const;
   // The same for lines already encoded (encode_lines): an empty one gets no hypothesis.
   std::vector<Translation> translate_ids(const std::vector<std::vector<int32_t>>& encoded) const;
   // Detokenized text of a hypothesis.
   std::string detokenize(const Hypothesis& hypothesis) const;
+  const TranslateOptions& options() const { return options_; }
 
  private:
   const models::Seq2SeqModel& model_;
@@ -48,14 +54,41 @@ class Translator {
   TranslateOptions options_;
 };
 
+// A translator for input that arrives line by line (attn-translate's standard input): lines
+// are added one at a time and translated a window at a time, so memory is bounded by the
+// window, not the input, and a caller can translate what it has whenever its input pauses.
+//
+//   TranslationWindow window(translator);
+//   while (read a line) if (window.add(line)) write(window.translate());
+//   write(window.translate());
+class TranslationWindow {
+ public:
+  explicit TranslationWindow(const Translator& translator);
+
+  // Adds a line; returns true once the window holds window_batches * batch_size lines.
+  bool add(std::string line);
+  bool empty() const { return lines_.empty(); }
+  size_t size() const { return lines_.size(); }
+  // Translates the lines added since the last call, in their input order, and empties the
+  // window. Warnings number lines from the first line ever added.
+  std::vector<Translation> translate();
+
+ private:
+  const Translator& translator_;
+  size_t capacity_;
+  std::vector<std::string> lines_;
+  int64_t next_line_ = 1;  // 1-based input line number of lines_[0]
+};
+
 // A source-only batch from encoded sentences (each ending in eos), padded to a multiple of 8
 // but never past max_length (> 0: the model's limit, which every sentence must respect).
 data::Batch source_batch(const std::vector<const std::vector<int32_t>*>& sentences, int64_t max_length = 0);
 
 // Each line's ids with eos appended; an empty line gives no ids. A line of max_tokens or more
 // tokens (eos included; 0 = no limit) keeps its first max_tokens - 1 and a warning names it as
-// "<side> line N" (1-based).
+// "<side> line N" (N counts from first_line, the 1-based number of lines[0] in the input).
 std::vector<std::vector<int32_t>> encode_lines(const std::vector<std::string>& lines, const data::Vocab& vocab,
-                                               int64_t max_tokens, const std::string& side = "input");
+                                               int64_t max_tokens, const std::string& side = "input",
+                                               int64_t first_line = 1);
 
 }  // namespace attn::decode

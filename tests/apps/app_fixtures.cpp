@@ -7,12 +7,15 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <poll.h>
 #include <random>
 #include <spawn.h>
 #include <sstream>
 #include <stdexcept>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 
 #include "tiny_config.h"
 
@@ -45,17 +48,32 @@ std::vector<std::string> split_lines(const std::string& text) {
 
 std::string quoted(const std::string& path) { return "'" + path + "'"; }
 
-Result run(const TempDir& dir, const std::string& program, const std::string& arguments, const std::string& input,
-           const std::string& prefix) {
-  const std::string out = dir.file("stdout.txt"), err = dir.file("stderr.txt");
+namespace {
+
+Result run_with(const TempDir& dir, const std::string& program, const std::string& arguments, const std::string& input,
+                const std::string& prefix, const std::string& out) {
+  const std::string err = dir.file("stderr.txt");
   const std::string command = prefix + " " + quoted(kApps + program) + " " + arguments + " < " + quoted(input) + " > " +
                               quoted(out) + " 2> " + quoted(err);
   int status = std::system(command.c_str());
   Result result;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  result.out = read_text(out);
   result.err = read_text(err);
   return result;
+}
+
+}  // namespace
+
+Result run(const TempDir& dir, const std::string& program, const std::string& arguments, const std::string& input,
+           const std::string& prefix) {
+  Result result = run_with(dir, program, arguments, input, prefix, dir.file("stdout.txt"));
+  result.out = read_text(dir.file("stdout.txt"));
+  return result;
+}
+
+Result run_to(const TempDir& dir, const std::string& output, const std::string& program, const std::string& arguments,
+              const std::string& input) {
+  return run_with(dir, program, arguments, input, "", output);
 }
 
 pid_t spawn(const TempDir& dir, const std::string& program, const std::vector<std::string>& arguments) {
@@ -81,10 +99,12 @@ pid_t spawn_command(const TempDir& dir, std::vector<std::string> words) {
   return pid;
 }
 
-int wait_for(pid_t pid) {
+int wait_for(pid_t pid, int64_t* peak_rss_kb) {
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
+  rusage usage{};
+  while (wait4(pid, &status, 0, &usage) < 0)
     if (errno != EINTR) return -1000;
+  if (peak_rss_kb) *peak_rss_kb = usage.ru_maxrss;  // kilobytes on Linux
   return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
 }
 
@@ -95,6 +115,82 @@ bool wait_for_file(const std::string& path, double seconds) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return true;
+}
+
+PipedChild::PipedChild(const TempDir& dir, const std::string& program, const std::vector<std::string>& arguments,
+                       const std::string& stderr_path) {
+  std::signal(SIGPIPE, SIG_IGN);  // a child that died must fail the test, not kill it
+  int input[2], output[2];
+  if (pipe2(input, O_CLOEXEC) != 0 || pipe2(output, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
+  std::vector<std::string> words = {kApps + program};
+  words.insert(words.end(), arguments.begin(), arguments.end());
+  std::vector<char*> argv;
+  for (auto& word : words) argv.push_back(word.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, input[0], 0);  // dup2 clears O_CLOEXEC
+  posix_spawn_file_actions_adddup2(&actions, output[1], 1);
+  const std::string err = stderr_path.empty() ? dir.file("child.err") : stderr_path;
+  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOCTTY, 0644);
+  int failed = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(input[0]);
+  ::close(output[1]);
+  in_ = input[1];
+  out_ = output[0];
+  if (failed) throw std::runtime_error("cannot start " + words[0]);
+}
+
+PipedChild::~PipedChild() {
+  // Its output is closed first: a child blocked on writing to a pipe nobody reads then ends.
+  if (out_ >= 0) ::close(out_);
+  if (pid_ > 0) wait();
+}
+
+void PipedChild::write(const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(in_, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw std::runtime_error("cannot write to the child's input");
+    done += size_t(n);
+  }
+}
+
+void PipedChild::close_input() {
+  if (in_ >= 0) ::close(in_);
+  in_ = -1;
+}
+
+std::optional<std::string> PipedChild::read_line(double seconds) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (true) {
+    size_t newline = pending_.find('\n');
+    if (newline != std::string::npos) {
+      std::string line = pending_.substr(0, newline);
+      pending_.erase(0, newline + 1);
+      return line;
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return std::nullopt;
+    pollfd descriptor{out_, POLLIN, 0};
+    int ready = ::poll(&descriptor, 1, int(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) return std::nullopt;
+    char buffer[4096];
+    ssize_t n = ::read(out_, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return std::nullopt;  // its output ended
+    pending_.append(buffer, size_t(n));
+  }
+}
+
+int PipedChild::wait() {
+  close_input();
+  int code = wait_for(pid_);
+  pid_ = -1;
+  return code;
 }
 
 Corpus synthetic_corpus(int sentences, uint32_t seed) {

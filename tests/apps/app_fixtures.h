@@ -2,6 +2,7 @@
 // Shared by the tests that run the programs (test_cli.cpp, test_faults.cpp): running a program
 // with its output in files, a tiny synthetic corpus, and a tiny Transformer config for it.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -29,16 +30,45 @@ std::string quoted(const std::string& path);
 // the program (e.g. "mpirun -np 2").
 Result run(const TempDir& dir, const std::string& program, const std::string& arguments,
            const std::string& input = "/dev/null", const std::string& prefix = "");
+// The same with standard output sent to `output` (e.g. "/dev/full"); Result::out stays empty.
+Result run_to(const TempDir& dir, const std::string& output, const std::string& program, const std::string& arguments,
+              const std::string& input = "/dev/null");
 
 // Starts `program arguments...` without waiting (stdout and stderr to dir's child.out and
 // child.err); returns its process id.
 pid_t spawn(const TempDir& dir, const std::string& program, const std::vector<std::string>& arguments);
 // The same for any command line (words[0] is looked up in PATH), e.g. {"mpirun", ...}.
 pid_t spawn_command(const TempDir& dir, std::vector<std::string> words);
-// Waits for `pid`; returns its exit code, or -signal when a signal ended it.
-int wait_for(pid_t pid);
+// Waits for `pid`; returns its exit code, or -signal when a signal ended it. `peak_rss_kb`,
+// when given, receives the child's peak resident memory.
+int wait_for(pid_t pid, int64_t* peak_rss_kb = nullptr);
 // Polls until `path` exists or `seconds` pass; returns whether it exists.
 bool wait_for_file(const std::string& path, double seconds);
+
+// A program talking through pipes, for streaming tests: the test writes its standard input
+// and reads its standard output as it runs. Its stderr goes to `stderr_path` (a file, or a
+// terminal such as a pseudo-terminal's slave), by default dir's child.err.
+class PipedChild {
+ public:
+  PipedChild(const TempDir& dir, const std::string& program, const std::vector<std::string>& arguments,
+             const std::string& stderr_path = "");
+  ~PipedChild();  // closes the pipes and waits for the child
+  PipedChild(const PipedChild&) = delete;
+  PipedChild& operator=(const PipedChild&) = delete;
+
+  void write(const std::string& text);  // to its standard input
+  void close_input();                   // end of its input
+  // The next line of its output (without "\n"), or nothing when none comes within `seconds`
+  // or its output ends.
+  std::optional<std::string> read_line(double seconds);
+  int wait();  // closes its input; its exit code, or -signal
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+  int in_ = -1, out_ = -1;
+  std::string pending_;  // output read but not yet returned
+};
 
 // A made-up language pair: 30 source words, 30 target words, each target sentence the
 // word-by-word translation of its source in reverse order. Deterministic.

@@ -164,3 +164,42 @@ TEST_CASE("20000 short lines give 20000 translations in input order", "[decode][
     CHECK(result[i].nbest.front().tokens == fixture.translate({lines[i]})[0].nbest.front().tokens);
   }
 }
+
+TEST_CASE("TranslationWindow: full at window_batches x batch_size lines - the translations of the whole input",
+          "[decode][translator]") {
+  Fixture fixture;
+  std::istringstream text(attn::testing::synthetic_text(50, 3));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(text, line);) lines.push_back(line);
+  lines[7] = "";
+  lines[31] = huge_line();
+  decode::TranslateOptions options = fixture.options(2);
+  options.batch_size = 4;
+  options.window_batches = 3;
+  decode::Translator translator(*fixture.model, fixture.vocab, fixture.vocab, options);
+  LogCapture log;
+  decode::TranslationWindow window(translator);
+  std::vector<decode::Translation> streamed;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const bool full = window.add(lines[i]);
+    CHECK(full == ((i + 1) % 12 == 0));  // bounded: never more than 3 batches of 4 lines
+    CHECK(window.size() == (full ? 12 : (i + 1) % 12));
+    if (full)
+      for (auto& translation : window.translate()) streamed.push_back(std::move(translation));
+    CHECK(window.size() == (i + 1) % 12);
+  }
+  for (auto& translation : window.translate()) streamed.push_back(std::move(translation));
+  CHECK(window.empty());
+  // The line number counts from the start of the input, not of its window.
+  CHECK_THAT(log.text(), Catch::Contains("input line 32 is longer than 59 tokens"));
+
+  const std::vector<decode::Translation> whole = translator.translate(lines);
+  REQUIRE(streamed.size() == whole.size());
+  for (size_t i = 0; i < whole.size(); ++i) {
+    INFO("line " << i);
+    CHECK(streamed[i].text == whole[i].text);
+    REQUIRE(streamed[i].nbest.size() == whole[i].nbest.size());
+    for (size_t k = 0; k < whole[i].nbest.size(); ++k) CHECK(streamed[i].nbest[k].tokens == whole[i].nbest[k].tokens);
+  }
+  CHECK(streamed[7].nbest.empty());
+}

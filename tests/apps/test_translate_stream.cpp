@@ -1,0 +1,178 @@
+// attn-translate streams, as Marian and fairseq-interactive do: a line is answered as soon as
+// the input pauses, memory does not grow with the input, --input/--output files (the output
+// complete or not at all), a summary at the end, and a progress line when stderr is a terminal.
+#include <chrono>
+#include <csignal>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <poll.h>
+#include <stdlib.h>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "apps/app_fixtures.h"
+
+using namespace attn::testing;
+
+namespace {
+
+// A tiny trained run in dir/run (a few steps: these tests need a model, not a good one).
+std::string train_tiny_run(const TempDir& dir) {
+  const std::string config = write_tiny_setup(dir);
+  Result trained = run(dir, "attn-train", "--config " + quoted(config) + " --set train.max_steps=10");
+  INFO("attn-train stderr:\n" << trained.err);
+  REQUIRE(trained.exit_code == 0);
+  return dir.file("run");
+}
+
+// Everything a pseudo-terminal's master has to read now.
+std::string drain(int master) {
+  std::string text;
+  char buffer[4096];
+  pollfd descriptor{master, POLLIN, 0};
+  while (::poll(&descriptor, 1, 100) > 0) {
+    ssize_t n = ::read(master, buffer, sizeof(buffer));
+    if (n <= 0) break;
+    text.append(buffer, size_t(n));
+  }
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("attn-translate answers a line as soon as its input pauses - not at the end of the input", "[cli][stream]") {
+  TempDir dir;
+  const std::string run_dir = train_tiny_run(dir);
+  const std::vector<std::string> valid = split_lines(read_text(dir.file("valid.src")));
+
+  // (echo LINE; sleep; echo LINE) | attn-translate: the first answer must come while the
+  // input is still open and its second line not yet written.
+  PipedChild child(dir, "attn-translate", {"--model", run_dir, "--quiet"});
+  child.write(valid[0] + "\n");
+  std::optional<std::string> first = child.read_line(20.0);  // model loading included
+  INFO("stderr:\n" << read_text(dir.file("child.err")));
+  REQUIRE(first.has_value());
+  child.write("\n" + valid[1] + "\n");  // an empty line keeps its place
+  std::optional<std::string> second = child.read_line(10.0), third = child.read_line(10.0);
+  REQUIRE(second.has_value());
+  REQUIRE(third.has_value());
+  CHECK(second->empty());
+  child.close_input();
+  CHECK_FALSE(child.read_line(10.0).has_value());  // nothing more: one line per input line
+  CHECK(child.wait() == 0);
+
+  // The same lines in one go give the same translations, in input order.
+  write_lines(dir.file("in.txt"), {valid[0], "", valid[1]});
+  Result whole = run(dir, "attn-translate", "--model " + quoted(run_dir) + " --quiet", dir.file("in.txt"));
+  CHECK(whole.out == *first + "\n\n" + *third + "\n");
+}
+
+TEST_CASE("attn-translate keeps memory bounded by its window - not by the input", "[cli][stream]") {
+  TempDir dir;
+  const std::string run_dir = train_tiny_run(dir);
+  // Lines of 4 KiB of spaces: each is read and kept until its window is written, but encodes to
+  // nothing, so the test spends its time on memory, not on decoding.
+  const std::string blank(4096, ' ');
+  auto peak_rss_kb = [&](int lines) {
+    std::ofstream input(dir.file("blank.txt"));
+    for (int i = 0; i < lines; ++i) input << blank << '\n';
+    input.close();
+    pid_t pid =
+        spawn(dir, "attn-translate",
+              {"--model", run_dir, "--quiet", "--input", dir.file("blank.txt"), "--output", dir.file("out.txt")});
+    int64_t peak = 0;
+    REQUIRE(wait_for(pid, &peak) == 0);
+    CHECK(read_text(dir.file("out.txt")) == std::string(size_t(lines), '\n'));
+    return peak;
+  };
+  const int64_t small = peak_rss_kb(100), large = peak_rss_kb(10000);  // 0.4 MiB and 40 MiB of input
+  INFO("peak RSS: " << small << " KiB for 100 lines, " << large << " KiB for 10000");
+  CHECK(large - small < 16 * 1024);
+}
+
+TEST_CASE("attn-translate --input and --output: the output file is complete or not there", "[cli][stream]") {
+  TempDir dir;
+  const std::string run_dir = train_tiny_run(dir);
+  const std::string model = "--model " + quoted(run_dir);
+  const std::string output = dir.file("out.txt");
+
+  Result piped = run(dir, "attn-translate", model + " --quiet", dir.file("valid.src"));
+  REQUIRE(piped.exit_code == 0);
+  Result files =
+      run(dir, "attn-translate", model + " --input " + quoted(dir.file("valid.src")) + " --output " + quoted(output));
+  INFO("stderr:\n" << files.err);
+  REQUIRE(files.exit_code == 0);
+  CHECK(files.out.empty());
+  CHECK(read_text(output) == piped.out);
+  // The summary: lines, target tokens, seconds and sentences/s (--quiet drops it).
+  CHECK_THAT(files.err,
+             Catch::Matches(R"((.|\n)*translated 20 lines \(\d+ target tokens\) in [0-9.]+ s: [0-9.]+ sentences/s\n)"));
+  CHECK(piped.err.empty());
+
+  // A failure leaves an existing output file as it was, and no temporary file behind.
+  std::ofstream(output) << "old\n";
+  Result missing =
+      run(dir, "attn-translate", model + " --input " + quoted(dir.file("nope.txt")) + " --output " + quoted(output));
+  CHECK(missing.exit_code != 0);
+  CHECK_THAT(missing.err, Catch::Contains("cannot open '" + dir.file("nope.txt") + "'"));
+  Result unreadable =
+      run(dir, "attn-translate", model + " --input " + quoted(dir.path().string()) + " --output " + quoted(output));
+  CHECK(unreadable.exit_code != 0);
+  CHECK_THAT(unreadable.err, Catch::Contains("error while reading '" + dir.path().string() + "'"));
+  CHECK(read_text(output) == "old\n");
+  CHECK_FALSE(std::filesystem::exists(output + ".tmp"));
+
+  // Killed halfway through (some windows written): still the old file.
+  PipedChild child(dir, "attn-translate", {"--model", run_dir, "--output", output, "--batch-size", "1"});
+  const std::vector<std::string> valid = split_lines(read_text(dir.file("valid.src")));
+  for (int i = 0; i < 80; ++i) child.write(valid[i % valid.size()] + "\n");  // 5 windows of 16
+  // Wait until part of the translation is in the temporary file, then kill it.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  auto written = [&] {
+    std::error_code error;
+    return std::filesystem::file_size(output + ".tmp", error) > 0 && !error;
+  };
+  while (!written() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(written());
+  ::kill(child.pid(), SIGKILL);
+  CHECK(child.wait() == -SIGKILL);
+  CHECK(read_text(output) == "old\n");
+}
+
+TEST_CASE("attn-translate shows a progress line when stderr is a terminal - and only then", "[cli][stream]") {
+  TempDir dir;
+  const std::string run_dir = train_tiny_run(dir);
+  const std::vector<std::string> valid = split_lines(read_text(dir.file("valid.src")));
+  int master = posix_openpt(O_RDWR | O_NOCTTY);
+  REQUIRE(master >= 0);
+  REQUIRE(grantpt(master) == 0);
+  REQUIRE(unlockpt(master) == 0);
+  const std::string terminal = ptsname(master);
+
+  for (bool on_terminal : {true, false}) {
+    INFO("stderr on a terminal: " << on_terminal);
+    const std::string err = on_terminal ? terminal : dir.file("child.err");
+    PipedChild child(dir, "attn-translate", {"--model", run_dir}, err);
+    // Two windows more than a second apart: a long input, as far as progress is concerned.
+    child.write(valid[0] + "\n");
+    REQUIRE(child.read_line(20.0).has_value());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+    child.write(valid[1] + "\n");
+    REQUIRE(child.read_line(10.0).has_value());
+    CHECK(child.wait() == 0);
+    const std::string text = on_terminal ? drain(master) : read_text(err);
+    INFO("stderr:\n" << text);
+    CHECK_THAT(text, Catch::Contains("translated 2 lines"));  // the summary, either way
+    if (on_terminal)
+      CHECK_THAT(text, Catch::Contains("\r2 lines translated, "));
+    else
+      CHECK_THAT(text, !Catch::Contains("lines translated"));
+  }
+  ::close(master);
+}
