@@ -3,24 +3,29 @@
 # configs/en-it.json, translate the config's test set (data.test_src) with beam 5 and score it
 # against data.test_tgt.
 #
-# Usage: tools/main-job.sh [--data-from DIR] [--config FILE] [--set key=value ...]
+# Usage: tools/main-job.sh [--data-from DIR] [--config FILE] [--set key=value ...] [--restart]
 #   --data-from DIR   take the corpus from a local copy (see tools/get-data.sh --from)
 #   --config FILE     another config (default: configs/en-it.json)
 #   --set k=v         config overrides, passed to attn-train
+#   --restart         start the run over: attn-train --restart moves the earlier (or an
+#                     unfinished) run into a dated subfolder of its directory
 # Running it again resumes the run (and stops at once when it is finished), so it is safe to
-# repeat after an interruption.
+# repeat after an interruption. A run killed before its first checkpoint cannot be resumed:
+# attn-train then says so, and --restart starts it over.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 data_from=""
 config="configs/en-it.json"
 overrides=()
+restart=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --data-from) data_from="$2"; shift 2 ;;
     --config) config="$2"; shift 2 ;;
     --set) overrides+=(--set "$2"); shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    --restart) restart=1; shift ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "main-job: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -35,7 +40,11 @@ if [ -n "$data_from" ]; then tools/get-data.sh --from "$data_from"; else tools/g
 
 run_dir=$("$bin/attn-train" --config "$config" "${overrides[@]}" --print output_dir)
 resume=()
-[ -f "$run_dir/checkpoint.last.safetensors" ] && resume=(--resume)
+if [ "$restart" -eq 1 ]; then
+  resume=(--restart)
+elif [ -f "$run_dir/checkpoint.last.safetensors" ]; then
+  resume=(--resume)
+fi
 
 start=$(date +%s)
 "$bin/attn-train" --config "$config" "${overrides[@]}" "${resume[@]}"
