@@ -1,5 +1,6 @@
 #include "apps/app_fixtures.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -12,7 +13,6 @@
 #include <spawn.h>
 #include <sstream>
 #include <stdexcept>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -99,12 +99,35 @@ pid_t spawn_command(const TempDir& dir, std::vector<std::string> words) {
   return pid;
 }
 
+namespace {
+
+// The peak resident memory of a running process's own address space (VmHWM), 0 when it has
+// none left. wait4's ru_maxrss would not do: Linux carries the spawning process's peak into
+// a child started with vfork, as posix_spawn does.
+int64_t peak_rss_kb_of(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6));
+  return 0;
+}
+
+}  // namespace
+
 int wait_for(pid_t pid, int64_t* peak_rss_kb) {
   int status = 0;
-  rusage usage{};
-  while (wait4(pid, &status, 0, &usage) < 0)
-    if (errno != EINTR) return -1000;
-  if (peak_rss_kb) *peak_rss_kb = usage.ru_maxrss;  // kilobytes on Linux
+  if (peak_rss_kb) {  // sample the peak until the child has exited (it only grows)
+    *peak_rss_kb = 0;
+    while (true) {
+      *peak_rss_kb = std::max(*peak_rss_kb, peak_rss_kb_of(pid));
+      const pid_t done = waitpid(pid, &status, WNOHANG);
+      if (done == pid) break;
+      if (done < 0 && errno != EINTR) return -1000;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  } else {
+    while (waitpid(pid, &status, 0) < 0)
+      if (errno != EINTR) return -1000;
+  }
   return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
 }
 

@@ -40,7 +40,7 @@ pid_t spawn(const TempDir& dir, const std::string& program, const std::vector<st
 // The same for any command line (words[0] is looked up in PATH), e.g. {"mpirun", ...}.
 pid_t spawn_command(const TempDir& dir, std::vector<std::string> words);
 // Waits for `pid`; returns its exit code, or -signal when a signal ended it. `peak_rss_kb`,
-// when given, receives the child's peak resident memory.
+// when given, receives the child's peak resident memory (sampled every few milliseconds).
 int wait_for(pid_t pid, int64_t* peak_rss_kb = nullptr);
 // Polls until `path` exists or `seconds` pass; returns whether it exists.
 bool wait_for_file(const std::string& path, double seconds);
