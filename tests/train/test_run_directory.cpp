@@ -19,6 +19,7 @@
 
 using namespace attn;
 using attn::testing::TinyRun;
+using attn::testing::error_of_training;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
@@ -114,15 +115,6 @@ TEST_CASE("load_run reports a broken config.json or vocabulary - naming the file
 // ---- the run directory's safety rules (train/run_directory.h) -------------------------------
 
 namespace {
-
-std::string error_of_training(const io::Config& config, const train::TrainOptions& options = {}) {
-  try {
-    train::train(config, options);
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "";
-}
 
 train::TrainOptions resume_option() {
   train::TrainOptions options;

@@ -15,19 +15,11 @@
 
 using namespace attn;
 using attn::testing::TinyRun;
+using attn::testing::error_of_training;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string error_of_training(const io::Config& config, const train::TrainOptions& options = {}) {
-  try {
-    train::train(config, options);
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "";
-}
 
 // A hook that makes the gradients of the listed steps NaN (as an overflow would).
 train::TrainOptions poison_steps(int64_t first, int64_t last) {

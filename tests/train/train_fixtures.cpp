@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "core/check.h"
 #include "data/data_fixtures.h"
 #include "tiny_config.h"
 
@@ -33,5 +34,14 @@ TinyRun::TinyRun(const json& train) {
 }
 
 train::TrainState TinyRun::last_state() const { return train::train_state_of(io::load_checkpoint(last_checkpoint())); }
+
+std::string error_of_training(const io::Config& config, const train::TrainOptions& options) {
+  try {
+    train::train(config, options);
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "";
+}
 
 }  // namespace attn::testing

@@ -10,6 +10,7 @@
 #include "io/config.h"
 #include "temp_dir.h"
 #include "train/train_state.h"
+#include "train/trainer.h"
 
 namespace attn::testing {
 
@@ -25,5 +26,8 @@ struct TinyRun {
   std::string best_checkpoint() const { return run_dir + "/checkpoint.best.safetensors"; }
   train::TrainState last_state() const;  // the train_state of checkpoint.last
 };
+
+// The message train::train fails with for `config`, or "" when it trains to the end.
+std::string error_of_training(const io::Config& config, const train::TrainOptions& options = {});
 
 }  // namespace attn::testing
