@@ -105,7 +105,7 @@ std::vector<std::vector<Hypothesis>> beam_search(const models::Seq2SeqModel& mod
   Tape tape;
   NoGradScope no_grad(tape);
   layers::RunContext ctx{tape};
-  std::unique_ptr<DecoderState> state = model.start(ctx, source);
+  std::unique_ptr<models::DecoderState> state = model.start(ctx, source);
   const int k = options.beam;
 
   // Every sentence starts with K rows: one real beam and K-1 that cannot be chosen yet, so the

@@ -9,7 +9,7 @@ std::vector<Hypothesis> greedy_search(const models::Seq2SeqModel& model, const d
   Tape tape;
   NoGradScope no_grad(tape);
   layers::RunContext ctx{tape};
-  std::unique_ptr<DecoderState> state = model.start(ctx, source);
+  std::unique_ptr<models::DecoderState> state = model.start(ctx, source);
 
   std::vector<Hypothesis> result(source.size);
   std::vector<int64_t> active(source.size);  // sentence of each state row

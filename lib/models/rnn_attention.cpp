@@ -13,7 +13,7 @@ namespace attn::models {
 namespace {
 
 // The decoding state: s_{t-1} and the encoded source of every row (sentence x beam).
-struct RnnState : decode::DecoderState {
+struct RnnState : DecoderState {
   Tensor state;  // (R, Hd)
   EncodedSource source;
 
@@ -187,7 +187,7 @@ Tensor RnnAttentionModel::forward(const layers::RunContext& ctx, const data::Bat
   return output_logits(ctx, ops::concat(ctx.tape, features).view({sentences, length, width}));  // (B, T, V)
 }
 
-std::unique_ptr<decode::DecoderState> RnnAttentionModel::start(const layers::RunContext& ctx,
+std::unique_ptr<DecoderState> RnnAttentionModel::start(const layers::RunContext& ctx,
                                                                const data::Batch& batch) const {
   auto state = std::make_unique<RnnState>();
   state->source = encode_source(ctx, batch);
@@ -195,7 +195,7 @@ std::unique_ptr<decode::DecoderState> RnnAttentionModel::start(const layers::Run
   return state;
 }
 
-Tensor RnnAttentionModel::step(const layers::RunContext& ctx, decode::DecoderState& base,
+Tensor RnnAttentionModel::step(const layers::RunContext& ctx, DecoderState& base,
                                const std::vector<int32_t>& previous_tokens) const {
   auto& state = static_cast<RnnState&>(base);
   int64_t rows = state.rows();

@@ -50,8 +50,8 @@ class RnnAttentionModel : public Seq2SeqModel {
   RnnAttentionModel(const RnnAttentionOptions& options, uint64_t seed);
 
   Tensor forward(const layers::RunContext& ctx, const data::Batch& batch) const override;
-  std::unique_ptr<decode::DecoderState> start(const layers::RunContext& ctx, const data::Batch& batch) const override;
-  Tensor step(const layers::RunContext& ctx, decode::DecoderState& state,
+  std::unique_ptr<DecoderState> start(const layers::RunContext& ctx, const data::Batch& batch) const override;
+  Tensor step(const layers::RunContext& ctx, DecoderState& state,
               const std::vector<int32_t>& previous_tokens) const override;
   int64_t target_vocab_size() const override { return options_.target_vocab; }
   std::string family() const override { return "rnn"; }

@@ -11,7 +11,7 @@
 
 #include "core/parameter_store.h"
 #include "data/batch.h"
-#include "decode/decoder_state.h"
+#include "models/decoder_state.h"
 #include "layers/run_context.h"
 
 namespace attn::models {
@@ -23,10 +23,10 @@ class Seq2SeqModel {
   // Teacher-forced logits (B, T, V) for batch.tgt_in given batch.src.
   virtual Tensor forward(const layers::RunContext& ctx, const data::Batch& batch) const = 0;
   // Encodes batch.src and returns the state for decoding (one row per sentence).
-  virtual std::unique_ptr<decode::DecoderState> start(const layers::RunContext& ctx,
+  virtual std::unique_ptr<DecoderState> start(const layers::RunContext& ctx,
                                                       const data::Batch& batch) const = 0;
   // Logits (R, V) of the next token of each row, given each row's previous token.
-  virtual Tensor step(const layers::RunContext& ctx, decode::DecoderState& state,
+  virtual Tensor step(const layers::RunContext& ctx, DecoderState& state,
                       const std::vector<int32_t>& previous_tokens) const = 0;
 
   virtual int64_t target_vocab_size() const = 0;

@@ -11,7 +11,7 @@ namespace attn::models {
 namespace {
 
 // The decoding state: one cache per decoder layer, the source lengths, the next position.
-struct TransformerState : decode::DecoderState {
+struct TransformerState : DecoderState {
   std::vector<layers::DecoderLayerCache> layers;
   std::vector<int32_t> memory_lengths;  // (R)
   int64_t position = 0;
@@ -81,7 +81,7 @@ Tensor TransformerModel::forward(const layers::RunContext& ctx, const data::Batc
   return project(ctx.tape, y);  // (B, T, V)
 }
 
-std::unique_ptr<decode::DecoderState> TransformerModel::start(const layers::RunContext& ctx,
+std::unique_ptr<DecoderState> TransformerModel::start(const layers::RunContext& ctx,
                                                               const data::Batch& batch) const {
   Tensor memory = encode(ctx, batch);  // (B, S, D)
   auto state = std::make_unique<TransformerState>();
@@ -90,7 +90,7 @@ std::unique_ptr<decode::DecoderState> TransformerModel::start(const layers::RunC
   return state;
 }
 
-Tensor TransformerModel::step(const layers::RunContext& ctx, decode::DecoderState& base,
+Tensor TransformerModel::step(const layers::RunContext& ctx, DecoderState& base,
                               const std::vector<int32_t>& previous_tokens) const {
   auto& state = static_cast<TransformerState&>(base);
   int64_t rows = state.rows();

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace attn::decode {
+namespace attn::models {
 
 class DecoderState {
  public:
@@ -16,4 +16,4 @@ class DecoderState {
   virtual int64_t rows() const = 0;
 };
 
-}  // namespace attn::decode
+}  // namespace attn::models
