@@ -62,4 +62,6 @@ int64_t max_sequence_length(const io::Config& config) {
   return 4 * int64_t(config.data.max_len);
 }
 
+int64_t schedule_width(const io::Config& config) { return config.model.transformer.d_model; }
+
 }  // namespace attn::models

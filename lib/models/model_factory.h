@@ -20,4 +20,7 @@ std::unique_ptr<Seq2SeqModel> make_model(const io::Config& config, const VocabSi
 // 100,000-character input line from running the quadratic decoder for hours.
 int64_t max_sequence_length(const io::Config& config);
 
+// The width the noam schedule scales by.
+int64_t schedule_width(const io::Config& config);
+
 }  // namespace attn::models

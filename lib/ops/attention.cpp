@@ -6,7 +6,7 @@
 #include "core/fast_math.h"
 #include "core/parallel.h"
 #include "ops/gemm.h"
-#include "ops/mask.h"
+#include "ops/masks.h"
 
 namespace attn::ops {
 
