@@ -27,6 +27,8 @@ std::unique_ptr<Seq2SeqModel> make_model(const io::Config& config, const VocabSi
 
 int64_t max_sequence_length(const io::Config& config) { return model_family(config).max_sequence_length(config); }
 
+int64_t position_limit(const io::Config& config) { return model_family(config).position_limit(config); }
+
 int64_t schedule_width(const io::Config& config) { return model_family(config).schedule_width(config); }
 
 }  // namespace attn::models

@@ -25,6 +25,11 @@ std::unique_ptr<Seq2SeqModel> make_model(const io::Config& config, const VocabSi
 // 100,000-character input line from running the quadratic decoder for hours.
 int64_t max_sequence_length(const io::Config& config);
 
+// The most tokens per side (eos and padding included) a model built from `config` can hold at
+// all: a Transformer's model.transformer.max_positions; 0 for an RNN, which has no such limit.
+// Teacher-forced passes (validation loss, attention dumps) cut or skip at this length only.
+int64_t position_limit(const io::Config& config);
+
 // The width d of the noam schedule (lr * d^-0.5): a Transformer's model.transformer.d_model; an
 // RNN's model.rnn.decoder_hidden (see rnn_attention.h).
 int64_t schedule_width(const io::Config& config);

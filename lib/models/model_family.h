@@ -25,6 +25,8 @@ struct ModelFamily {
   std::unique_ptr<Seq2SeqModel> (*build)(const io::Config& config, const VocabSizes& vocab, uint64_t seed);
   // The longest source or output, in tokens (eos included), that decoding gives the model.
   int64_t (*max_sequence_length)(const io::Config& config);
+  // The most tokens per side the model can hold at all (a position table's size); 0 = no limit.
+  int64_t (*position_limit)(const io::Config& config);
   // The width d of the noam schedule's lr * d^-0.5 (optim/schedule.h).
   int64_t (*schedule_width)(const io::Config& config);
 };

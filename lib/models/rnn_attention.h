@@ -47,9 +47,9 @@ struct RnnAttentionOptions : TokenEmbeddingOptions {
 // model.rnn.cell when the cell is not registered.
 RnnAttentionOptions rnn_attention_options(const io::Config& config, const VocabSizes& vocab);
 // Its entry in the family table: model.type "rnn". The longest sequence is 4 x data.max_len
-// (model_factory.h). The schedule width is model.rnn.decoder_hidden: noam's d^-0.5 scales the
-// rate to the width of the model's main state, which for the RNN is the decoder state that
-// attention, the recurrence and the output layer all read.
+// (model_factory.h); there is no position limit. The schedule width is model.rnn.decoder_hidden: noam's d^-0.5 scales
+// the rate to the width of the model's main state, which for the RNN is the decoder state that attention, the
+// recurrence and the output layer all read.
 ModelFamily rnn_attention_family();
 
 // What every decoder step reads from the source side.

@@ -52,7 +52,7 @@ TransformerOptions transformer_options(const io::Config& config, const VocabSize
 ModelFamily transformer_family() {
   auto max_positions = [](const io::Config& config) -> int64_t { return config.model.transformer.max_positions; };
   auto d_model = [](const io::Config& config) -> int64_t { return config.model.transformer.d_model; };
-  return {kFamily, build_model<TransformerModel, transformer_options>, max_positions, d_model};
+  return {kFamily, build_model<TransformerModel, transformer_options>, max_positions, max_positions, d_model};
 }
 
 TransformerModel::TransformerModel(const TransformerOptions& options, uint64_t seed)

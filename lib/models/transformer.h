@@ -28,8 +28,9 @@ struct TransformerOptions : TokenEmbeddingOptions {
 
 // The options of model.transformer and the model-wide embedding keys, for `vocab`.
 TransformerOptions transformer_options(const io::Config& config, const VocabSizes& vocab);
-// Its entry in the family table: model.type "transformer"; the longest sequence is
-// model.transformer.max_positions (the position table's size) and the schedule width d_model.
+// Its entry in the family table: model.type "transformer"; the longest sequence and the
+// position limit are model.transformer.max_positions (the position table's size), the schedule
+// width is d_model.
 ModelFamily transformer_family();
 
 class TransformerModel : public Seq2SeqModel {

@@ -85,6 +85,7 @@ TEST_CASE("an unknown model.type is an error naming the key and the known famili
   const std::string expected = "model.type \"cnn\" is not a model family; known: \"transformer\", \"rnn\"";
   CHECK_THROWS_WITH(models::make_model(config, {11, 11}), expected);
   CHECK_THROWS_WITH(models::max_sequence_length(config), expected);
+  CHECK_THROWS_WITH(models::position_limit(config), expected);
   CHECK_THROWS_WITH(models::schedule_width(config), expected);
 }
 
@@ -99,7 +100,7 @@ TEST_CASE("an unknown model.rnn.cell is an error naming the key and the known ce
                     Contains("\"tree\"") && Contains("\"gru\", \"lstm\""));
 }
 
-TEST_CASE("each family's longest sequence and schedule width", "[models][registry]") {
+TEST_CASE("each family's longest sequence - position limit and schedule width", "[models][registry]") {
   io::Config config;
   config.data.max_len = 30;
   config.model.transformer.max_positions = 128;
@@ -107,9 +108,11 @@ TEST_CASE("each family's longest sequence and schedule width", "[models][registr
   config.model.rnn.decoder_hidden = 48;
   config.model.type = "transformer";
   CHECK(models::max_sequence_length(config) == 128);  // the position table
-  CHECK(models::schedule_width(config) == 64);        // d_model, as Vaswani et al.
+  CHECK(models::position_limit(config) == 128);
+  CHECK(models::schedule_width(config) == 64);  // d_model, as Vaswani et al.
   config.model.type = "rnn";
   CHECK(models::max_sequence_length(config) == 4 * 30);
+  CHECK(models::position_limit(config) == 0);   // none
   CHECK(models::schedule_width(config) == 48);  // the decoder state's width
 }
 
