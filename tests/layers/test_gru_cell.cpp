@@ -6,6 +6,7 @@
 
 #include "grad_check.h"
 #include "layers/gru_cell.h"
+#include "random_biases.h"
 
 using namespace attn;
 using attn::testing::random_tensor;
@@ -40,12 +41,10 @@ std::vector<float> reference_step(const ParameterStore& store, const Tensor& x, 
 }  // namespace
 
 TEST_CASE("gru cell step follows the GRU equations - with no memory cell", "[layers][gru]") {
-  // Random (non-zero) biases, so the test also sees b_hn inside r * (.).
   ParameterStore store(5);
   layers::GruCell cell(store, "gru", 3, 4);
   store.finalize();
-  store.get("gru.input.bias").copy_from(random_tensor({12}, 41, 0.5f, false).to_vector());
-  store.get("gru.hidden.bias").copy_from(random_tensor({12}, 42, 0.5f, false).to_vector());
+  attn::testing::randomize_biases(store, 41);  // so the test also sees b_hn inside r * (.)
   Tensor x = random_tensor({2, 3}, 31, 1.f, false);
   Tensor h = random_tensor({2, 4}, 32, 0.5f, false);
   Tape tape;

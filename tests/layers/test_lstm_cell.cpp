@@ -7,6 +7,7 @@
 
 #include "grad_check.h"
 #include "layers/lstm_cell.h"
+#include "random_biases.h"
 
 using namespace attn;
 using attn::testing::random_tensor;
@@ -47,9 +48,7 @@ TEST_CASE("lstm cell step follows the LSTM equations (gates i - f - g - o)", "[l
   ParameterStore store(6);
   layers::LstmCell cell(store, "lstm", 3, 4);
   store.finalize();
-  // Distinct random biases per gate, so a swapped gate block cannot pass.
-  store.get("lstm.input.bias").copy_from(random_tensor({16}, 51, 0.5f, false).to_vector());
-  store.get("lstm.hidden.bias").copy_from(random_tensor({16}, 52, 0.5f, false).to_vector());
+  attn::testing::randomize_biases(store, 51);  // distinct per gate: a swapped gate block cannot pass
   Tensor x = random_tensor({2, 3}, 53, 1.f, false);
   Tensor h = random_tensor({2, 4}, 54, 0.5f, false);
   Tensor c = random_tensor({2, 4}, 55, 1.f, false);

@@ -7,6 +7,7 @@
 #include "grad_check.h"
 #include "layers/recurrent_cell.h"
 #include "ops/concat.h"
+#include "random_biases.h"
 
 using namespace attn;
 using attn::testing::check_gradients;
@@ -25,10 +26,7 @@ struct TestCell {
   explicit TestCell(const std::string& kind_name)
       : kind(kind_name), cell(layers::make_recurrent_cell(kind_name, store, "cell", kInput, kHidden)) {
     store.finalize();
-    uint64_t seed = 41;
-    for (const auto& parameter : store.parameters())
-      if (parameter.name.size() > 5 && parameter.name.substr(parameter.name.size() - 5) == ".bias")
-        store.get(parameter.name).copy_from(random_tensor(parameter.tensor.shape(), seed++, 0.5f, false).to_vector());
+    attn::testing::randomize_biases(store, 41);
   }
   // x (B, I), state inputs: h, and c when the cell has one.
   std::vector<Tensor> state_inputs(uint64_t seed) const {
