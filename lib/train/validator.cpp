@@ -26,10 +26,10 @@ Validator::Validator(const io::Config& config, const run::Vocabularies& vocab) :
   }
   sources_ = text.src;
   references_ = text.tgt;
-  // The dev loss counts every pair the model can read: the length limit is the model's
-  // (models::max_sequence_length), with room for padding to a multiple of train.pad_multiple.
-  const int64_t pad = config.train.pad_multiple;
-  const int max_len = int(models::max_sequence_length(config) / pad * pad);
+  // Every pair counts for loss: only a model's position limit (models::position_limit; an RNN
+  // has none) bounds the sides, padding to a multiple of train.pad_multiple included.
+  const int64_t pad = config.train.pad_multiple, limit = models::position_limit(config);
+  const int max_len = limit > 0 ? int(limit / pad * pad) : 1 << 20;
   data::EncodedCorpus corpus = data::encode_corpus(text, vocab.source, vocab.target, max_len);
   data::BatcherOptions batching;
   batching.batch_tokens = config.train.batch_tokens;
