@@ -31,5 +31,4 @@ int64_t position_limit(const io::Config& config) { return model_family(config).p
 
 int64_t schedule_width(const io::Config& config) { return model_family(config).schedule_width(config); }
 
-
 }  // namespace attn::models
