@@ -13,8 +13,8 @@
 #include "dnnl/context.h"
 #include "io/config.h"
 #include "models/model_factory.h"
+#include "run/load_run.h"
 #include "run_defaults.h"
-#include "train/run_directory.h"
 
 namespace {
 
@@ -32,20 +32,16 @@ void set_compute(const attn::io::Config& config, int threads) {
 }
 
 attn::decode::TranslateOptions translate_options(const attn::io::Config& config, const DecodeFlags& flags) {
-  attn::decode::TranslateOptions options;
+  attn::decode::TranslateOptions options = attn::decode::translate_options(config);
   options.search.beam = flags.beam;
-  options.search.length_penalty = float(config.decode.length_penalty);
-  options.search.max_len_ratio = float(config.decode.max_len_ratio);
-  options.search.max_len_extra = config.decode.max_len_extra;
   options.batch_size = flags.batch_size;
   options.window_batches = flags.window_batches;
-  options.max_source_tokens = options.search.max_output_tokens = attn::models::max_sequence_length(config);
   return options;
 }
 
 attn::bench::DecodeBenchmarkResult run_decode(const DecodeFlags& flags) {
   if (flags.config_path.empty()) {
-    attn::train::LoadedRun run = attn::train::load_run(attn::apps::resolve_model_dir(flags.model_dir));
+    attn::run::LoadedRun run = attn::run::load_run(attn::apps::resolve_model_dir(flags.model_dir));
     set_compute(run.config, flags.threads);
     auto options = translate_options(run.config, flags);
     if (flags.input.empty())

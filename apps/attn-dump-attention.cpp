@@ -8,11 +8,11 @@
 #include "app_main.h"
 #include "core/check.h"
 #include "data/corpus.h"
+#include "decode/attention_csv.h"
 #include "decode/attention_dump.h"
 #include "dnnl/context.h"
-#include "io/attention_csv.h"
+#include "run/load_run.h"
 #include "run_defaults.h"
-#include "train/run_directory.h"
 
 namespace {
 
@@ -41,7 +41,7 @@ struct Flags {
 
 attn::decode::AttentionDumpOptions dump_options(const Flags& flags, const attn::io::Config& config) {
   attn::decode::AttentionDumpOptions options;
-  if (!flags.kind.empty()) options.selection.kind = attn::decode::attention_kind_from_name(flags.kind);
+  if (!flags.kind.empty()) options.selection.kind = attn::layers::attention_kind_from_name(flags.kind);
   if (flags.has_layer) options.selection.layer = flags.layer;
   if (flags.has_head) options.selection.head = flags.head;
   options.selection.average_heads = flags.average_heads;
@@ -49,17 +49,14 @@ attn::decode::AttentionDumpOptions dump_options(const Flags& flags, const attn::
     options.selection.kind = attn::layers::AttentionKind::cross;
     options.selection.average_heads = true;
   }
-  options.batch_size = flags.batch_size > 0 ? flags.batch_size : config.decode.batch_size;
-  if (config.model.type == "transformer") options.max_tokens = config.model.transformer.max_positions;
-  options.search.beam = flags.beam;
-  options.search.length_penalty = float(config.decode.length_penalty);
-  options.search.max_len_ratio = float(config.decode.max_len_ratio);
-  options.search.max_len_extra = config.decode.max_len_extra;
+  options.translate = attn::decode::translate_options(config);
+  options.translate.search.beam = flags.beam;  // free mode: greedy unless --beam
+  if (flags.batch_size > 0) options.translate.batch_size = flags.batch_size;
   return options;
 }
 
 int dump(const Flags& flags) {
-  attn::train::LoadedRun run = attn::train::load_run(attn::apps::resolve_model_dir(flags.model_dir));
+  attn::run::LoadedRun run = attn::run::load_run(attn::apps::resolve_model_dir(flags.model_dir));
   attn::dnn::set_num_threads(flags.threads > 0 ? flags.threads : run.config.train.threads);
   const std::vector<std::string> sources = attn::data::read_lines(flags.src_path);
   std::vector<std::string> targets;
@@ -77,15 +74,15 @@ int dump(const Flags& flags) {
 
   const attn::data::Vocab& source_vocab = run.vocab->source;
   const attn::data::Vocab& target_vocab = run.vocab->target;
-  std::unique_ptr<attn::io::AttentionCsvWriter> csv;
+  std::unique_ptr<attn::decode::AttentionCsvWriter> csv;
   if (!flags.alignments)
-    csv = std::make_unique<attn::io::AttentionCsvWriter>(
+    csv = std::make_unique<attn::decode::AttentionCsvWriter>(
         out, [&](int32_t id) { return source_vocab.piece(id); }, [&](int32_t id) { return target_vocab.piece(id); });
   auto sink = [&](const attn::decode::SentenceAttention& sentence) {
     if (csv)
       csv->write(sentence);
     else
-      out << attn::io::pharaoh_line(attn::decode::hard_alignment(sentence)) << '\n';
+      out << attn::decode::pharaoh_line(attn::decode::hard_alignment(sentence)) << '\n';
   };
   attn::decode::AttentionDumper dumper(*run.model, source_vocab, target_vocab, dump_options(flags, run.config));
   if (flags.tgt_path.empty())

@@ -18,7 +18,7 @@
 #include "dnnl/context.h"
 #include "io/atomic_file.h"
 #include "io/line_reader.h"
-#include "models/model_factory.h"
+#include "run/load_run.h"
 #include "run_defaults.h"
 
 namespace {
@@ -39,15 +39,11 @@ struct Flags {
 };
 
 attn::decode::TranslateOptions translate_options(const attn::io::Config& config, const Flags& flags) {
-  const attn::io::DecodeConfig& d = config.decode;
-  attn::decode::TranslateOptions options;
-  options.search.beam = flags.beam > 0 ? flags.beam : d.beam;
-  options.search.nbest = flags.nbest > 0 ? flags.nbest : 1;
-  options.search.length_penalty = flags.has_length_penalty ? flags.length_penalty : float(d.length_penalty);
-  options.search.max_len_ratio = float(d.max_len_ratio);
-  options.search.max_len_extra = d.max_len_extra;
-  options.batch_size = flags.batch_size > 0 ? flags.batch_size : d.batch_size;
-  options.max_source_tokens = options.search.max_output_tokens = attn::models::max_sequence_length(config);
+  attn::decode::TranslateOptions options = attn::decode::translate_options(config);
+  if (flags.beam > 0) options.search.beam = flags.beam;
+  if (flags.nbest > 0) options.search.nbest = flags.nbest;
+  if (flags.has_length_penalty) options.search.length_penalty = flags.length_penalty;
+  if (flags.batch_size > 0) options.batch_size = flags.batch_size;
   ATTN_CHECK(options.search.nbest <= options.search.beam, "--nbest ", options.search.nbest,
              " needs --beam of at least that");
   return options;
@@ -157,7 +153,7 @@ int translate(const Flags& flags) {
   Input input(input_path);
   Output output(flags.output);
 
-  attn::train::LoadedRun run = attn::train::load_run(model_dir);
+  attn::run::LoadedRun run = attn::run::load_run(model_dir);
   attn::dnn::set_num_threads(flags.threads > 0 ? flags.threads : run.config.train.threads);
   const attn::decode::TranslateOptions options = translate_options(run.config, flags);
   attn::decode::Translator translator(*run.model, run.vocab->source, run.vocab->target, options);

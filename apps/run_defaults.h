@@ -7,7 +7,7 @@
 
 #include "core/check.h"
 #include "io/config.h"
-#include "train/run_directory.h"
+#include "run/run_files.h"
 
 namespace attn::apps {
 
@@ -38,7 +38,7 @@ inline std::string resolve_model_dir(const std::string& model_flag) {
 
 // The resolved config of a run directory, without loading its model.
 inline io::Config run_config(const std::string& run_dir) {
-  return io::load_config(train::run_paths(run_dir, true).config);
+  return io::load_config(run::run_paths(run_dir, true).config);
 }
 
 // --subset: the dev or test set named by a run's config. `side` is "src" (the text to
@@ -51,7 +51,7 @@ inline std::string subset_file(const io::Config& config, const std::string& run_
   const std::string key = std::string("data.") + (test ? "test_" : "valid_") + side;
   const std::string& path = test ? (source ? config.data.test_src : config.data.test_tgt)
                                  : (source ? config.data.valid_src : config.data.valid_tgt);
-  const std::string config_path = train::run_paths(run_dir, true).config;
+  const std::string config_path = run::run_paths(run_dir, true).config;
   ATTN_CHECK(!path.empty(), "--subset ", subset, ": ", key, " is not set in ", config_path,
              "; set it in the config (or pass the file itself)");
   ATTN_CHECK(std::filesystem::exists(path), "--subset ", subset, ": ", key, " of ", config_path, " is '", path,

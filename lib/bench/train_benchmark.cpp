@@ -11,10 +11,8 @@
 #include "data/vocab.h"
 #include "dnnl/context.h"
 #include "models/model_factory.h"
-#include "ops/cross_entropy.h"
 #include "ops/gemm.h"
-#include "optim/adam.h"
-#include "optim/clip.h"
+#include "train/train_step.h"
 
 namespace attn::bench {
 
@@ -45,7 +43,7 @@ TrainBenchmarkResult run_train_benchmark(const io::Config& config, const TrainBe
              options.source_length, " x ", options.target_length, " tokens");
   int64_t vocab = config.vocab.size;
   auto model = models::make_model(config, {vocab, vocab});
-  optim::Adam adam(model->parameters());
+  train::TrainStep train_step(*model, config);  // the update rule attn-train runs
   Rng rng(static_cast<uint64_t>(config.train.seed));
   Rng dropout_rng(rng.next_u64());
   data::Batch batch = synthetic_batch(options, vocab, rng);
@@ -59,14 +57,8 @@ TrainBenchmarkResult run_train_benchmark(const io::Config& config, const TrainBe
       ops::reset_gemm_flops();
     }
     auto start = std::chrono::steady_clock::now();
-    Tape tape;
-    layers::RunContext ctx{tape, true, &dropout_rng};
-    Tensor logits = model->forward(ctx, batch);
-    auto ce = ops::cross_entropy(tape, logits, batch.tgt_out, {float(config.train.label_smoothing), data::kPadId});
-    tape.backward(ce.loss, 1.f / float(ce.tokens));
-    optim::clip_grad_norm(model->parameters(), 1.0);
-    adam.step(1e-4f);
-    model->parameters().zero_grad();
+    train::StepStats stats = train_step.accumulate({batch}, batch.tgt_tokens, dropout_rng);
+    train_step.update(stats, step + 1);
     if (step >= options.warmup)
       seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }

@@ -1,7 +1,8 @@
 #pragma once
-// The training benchmark behind `attn-bench train`: full training steps (forward, backward,
-// clipping, Adam) of the model a config describes, on fixed-shape synthetic batches of random
-// ids, timed step by step.
+// The training benchmark behind `attn-bench train`: full training steps of the model a config
+// describes (train::TrainStep, the step attn-train runs: forward, backward, clipping, Adam with
+// the config's train.* settings), on fixed-shape synthetic batches of random ids, timed step by
+// step.
 #include <cstdint>
 #include <string>
 
@@ -36,6 +37,5 @@ struct TrainBenchmarkResult {
 };
 
 TrainBenchmarkResult run_train_benchmark(const io::Config& config, const TrainBenchmarkOptions& options);
-
 
 }  // namespace attn::bench

@@ -36,7 +36,6 @@ void* BufferPool::acquire(size_t bytes, size_t* capacity_bytes) {
       ++reuses_;
       return block;
     }
-    ++allocations_;
   }
   void* block = std::aligned_alloc(kAlignment, size);
   if (!block) throw std::bad_alloc();

@@ -23,7 +23,6 @@ class BufferPool {
   void set_capacity(size_t bytes);
   size_t cached_bytes() const { return cached_bytes_; }
   uint64_t reuses() const { return reuses_; }
-  uint64_t allocations() const { return allocations_; }
   void trim();  // frees every cached block
 
  private:
@@ -33,7 +32,7 @@ class BufferPool {
   std::unordered_map<size_t, std::vector<void*>> free_;
   size_t cached_bytes_ = 0;
   size_t capacity_ = size_t(4) << 30;
-  uint64_t reuses_ = 0, allocations_ = 0;
+  uint64_t reuses_ = 0;
 };
 
 }  // namespace attn

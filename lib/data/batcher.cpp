@@ -98,17 +98,4 @@ void Batcher::set_position(BatcherPosition position) {
   position_ = position;
 }
 
-std::vector<std::vector<int64_t>> inference_batches(const std::vector<int64_t>& lengths, int64_t batch_size) {
-  ATTN_CHECK(batch_size > 0, "inference_batches: batch_size ", batch_size, " must be positive");
-  std::vector<int64_t> order(lengths.size());
-  std::iota(order.begin(), order.end(), int64_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return lengths[a] < lengths[b]; });
-  std::vector<std::vector<int64_t>> batches;
-  for (size_t begin = 0; begin < order.size(); begin += batch_size) {
-    const size_t end = std::min(order.size(), begin + static_cast<size_t>(batch_size));
-    batches.emplace_back(order.begin() + begin, order.begin() + end);
-  }
-  return batches;
-}
-
 }  // namespace attn::data

@@ -55,8 +55,4 @@ class Batcher {
   std::vector<std::vector<int64_t>> plan_;  // this epoch's batches, as positions in examples_
 };
 
-// Inference batching: indices 0..N-1 stably sorted by length, cut into chunks of at most
-// batch_size. Each chunk lists input positions, so outputs can be put back in input order.
-std::vector<std::vector<int64_t>> inference_batches(const std::vector<int64_t>& lengths, int64_t batch_size);
-
 }  // namespace attn::data

@@ -13,9 +13,6 @@ namespace {
 
 using layers::AttentionKind;
 
-// Pads to a multiple of 8 like training batches, so the maps hold padding to cut away.
-constexpr int kPadMultiple = 8;
-
 bool selected(const layers::AttentionMap& map, const AttentionSelection& selection) {
   return (!selection.kind || map.kind == *selection.kind) && (!selection.layer || map.layer == *selection.layer);
 }
@@ -86,13 +83,6 @@ layers::AttentionMaps teacher_forced_attention(const models::Seq2SeqModel& model
   return maps;
 }
 
-AttentionKind attention_kind_from_name(const std::string& name) {
-  for (AttentionKind kind : {AttentionKind::encoder_self, AttentionKind::decoder_self, AttentionKind::cross})
-    if (layers::attention_kind_name(kind) == name) return kind;
-  ATTN_CHECK(false, "unknown attention kind '", name, "'; expected enc_self, dec_self or cross");
-  return AttentionKind::cross;
-}
-
 void check_selection(const layers::AttentionMaps& maps, const AttentionSelection& selection) {
   ATTN_CHECK(!(selection.head && selection.average_heads), "choose one head or the mean over heads, not both");
   std::map<AttentionKind, int> layer_counts;  // kind -> number of layers
@@ -127,7 +117,7 @@ void collect_attention(const models::Seq2SeqModel& model, const std::vector<data
     size_t last = std::min(examples.size(), first + size_t(batch_size));
     std::vector<const data::Example*> rows;
     for (size_t i = first; i < last; ++i) rows.push_back(&examples[i]);
-    data::Batch batch = data::make_batch(rows, kPadMultiple);
+    data::Batch batch = data::make_batch(rows, kInferencePadMultiple);
     layers::AttentionMaps maps = teacher_forced_attention(model, batch);
     if (first == 0) check_selection(maps, selection);
     std::vector<SentenceAttention> sentences;
@@ -167,8 +157,9 @@ void AttentionDumper::forced(const std::vector<std::string>& sources, const std:
                              const AttentionSink& sink) const {
   ATTN_CHECK(sources.size() == targets.size(), "attention dump: ", sources.size(), " source lines but ", targets.size(),
              " target lines");
-  dump(encode_lines(sources, source_vocab_, options_.max_tokens, "source"),
-       encode_lines(targets, target_vocab_, options_.max_tokens, "target"), sink);
+  const int64_t max_tokens = options_.translate.max_source_tokens;
+  dump(encode_lines(sources, source_vocab_, max_tokens, "source"),
+       encode_lines(targets, target_vocab_, max_tokens, "target"), sink);
 }
 
 // Free mode is teacher forcing on the model's own output: decode, then run forward() on the best
@@ -176,11 +167,10 @@ void AttentionDumper::forced(const std::vector<std::string>& sources, const std:
 // gave while decoding, up to float rounding (tests/models/test_rnn_attention.cpp checks step()
 // against forward()), and both modes share one code path.
 void AttentionDumper::translated(const std::vector<std::string>& sources, const AttentionSink& sink) const {
-  TranslateOptions translate;
-  translate.search = options_.search;
+  TranslateOptions translate = options_.translate;
   translate.search.nbest = 1;
-  translate.batch_size = options_.batch_size;
-  std::vector<std::vector<int32_t>> encoded = encode_lines(sources, source_vocab_, options_.max_tokens, "source");
+  std::vector<std::vector<int32_t>> encoded =
+      encode_lines(sources, source_vocab_, translate.max_source_tokens, "source");
   Translator translator(model_, source_vocab_, target_vocab_, translate);
   std::vector<Translation> translations = translator.translate_ids(encoded);
   std::vector<std::vector<int32_t>> targets(sources.size());
@@ -203,11 +193,12 @@ void AttentionDumper::dump(const std::vector<std::vector<int32_t>>& sources,
       sink(empty);
     }
   };
-  collect_attention(model_, examples, options_.selection, options_.batch_size, [&](const SentenceAttention& sentence) {
-    empty_lines_until(sentence.index);
-    sink(sentence);
-    next = sentence.index + 1;
-  });
+  collect_attention(model_, examples, options_.selection, options_.translate.batch_size,
+                    [&](const SentenceAttention& sentence) {
+                      empty_lines_until(sentence.index);
+                      sink(sentence);
+                      next = sentence.index + 1;
+                    });
   empty_lines_until(int64_t(sources.size()));
 }
 

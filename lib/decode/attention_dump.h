@@ -24,7 +24,7 @@
 
 #include "data/corpus.h"
 #include "data/vocab.h"
-#include "decode/search.h"
+#include "decode/translator.h"
 #include "layers/attention_maps.h"
 #include "models/seq2seq_model.h"
 
@@ -63,9 +63,6 @@ struct SentenceAttention {
 
 using AttentionSink = std::function<void(const SentenceAttention&)>;
 
-// "enc_self" | "dec_self" | "cross" -> the kind; anything else throws, listing the three.
-layers::AttentionKind attention_kind_from_name(const std::string& name);
-
 // Throws when `selection` asks for what `maps` (one forward's maps) do not have: a kind the
 // model lacks, a layer or head out of range (the message names how many there are).
 void check_selection(const layers::AttentionMaps& maps, const AttentionSelection& selection);
@@ -89,9 +86,9 @@ std::vector<AlignmentLink> hard_alignment(const SentenceAttention& sentence);
 
 struct AttentionDumpOptions {
   AttentionSelection selection;
-  int batch_size = 32;
-  int64_t max_tokens = 0;  // longer sides are truncated with a warning (0 = no limit)
-  SearchOptions search;    // translated(): greedy (beam 1) or beam search
+  // As attn-translate decodes (translate_options): batch_size sentences per forward(), sides
+  // longer than max_source_tokens truncated with a warning, and in translated() the search.
+  TranslateOptions translate;
 };
 
 // Text in, one SentenceAttention per input line out, in input order.

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "decode/search.h"
+#include "ops/log_softmax.h"
 
 namespace attn::decode {
 
@@ -125,7 +126,7 @@ std::vector<std::vector<Hypothesis>> beam_search(const models::Seq2SeqModel& mod
   std::vector<std::vector<Hypothesis>> result(source.size);
   while (!active.empty()) {
     Tensor logits = model.step(ctx, *state, previous);  // (R, V), R = K x active
-    log_softmax_rows(logits);
+    ops::log_softmax_rows_in_place(logits);
     int64_t width = logits.dim(1);
     std::vector<SentenceSearch> still_active;
     std::vector<int64_t> keep_rows;

@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "decode/search.h"
+#include "ops/log_softmax.h"
 
 namespace attn::decode {
 
@@ -22,7 +23,7 @@ std::vector<Hypothesis> greedy_search(const models::Seq2SeqModel& model, const d
 
   while (!active.empty()) {
     Tensor logits = model.step(ctx, *state, previous);  // (R, V)
-    log_softmax_rows(logits);
+    ops::log_softmax_rows_in_place(logits);
     int64_t width = logits.dim(1);
     std::vector<int64_t> keep_rows;
     std::vector<int64_t> still_active;

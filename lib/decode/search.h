@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "data/batch.h"
+#include "data/vocab.h"
 #include "models/seq2seq_model.h"
 
 namespace attn::decode {
@@ -21,8 +22,8 @@ struct SearchOptions {
   // the ratio-based limit, so a long source never runs the decoder past the table.
   int64_t max_output_tokens = 0;
   int nbest = 1;
-  int32_t bos_id = 2;
-  int32_t eos_id = 3;
+  int32_t bos_id = data::kBosId;
+  int32_t eos_id = data::kEosId;
 };
 
 struct Hypothesis {
@@ -42,7 +43,5 @@ std::vector<Hypothesis> greedy_search(const models::Seq2SeqModel& model, const d
 int64_t max_output_length(int64_t source_length, const SearchOptions& options);
 // GNMT length penalty ((5 + length) / 6)^alpha.
 float length_penalty(int64_t length, float alpha);
-// Row-wise log-softmax of logits (R, V) in place (no tape: decoding only).
-void log_softmax_rows(Tensor& logits);
 
 }  // namespace attn::decode

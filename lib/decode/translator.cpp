@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/check.h"
+#include "models/model_factory.h"
 
 namespace attn::decode {
 
@@ -14,7 +15,7 @@ data::Batch source_batch(const std::vector<const std::vector<int32_t>*>& sentenc
   for (const auto* sentence : sentences) longest = std::max<int64_t>(longest, sentence->size());
   ATTN_CHECK(max_length <= 0 || longest <= max_length, "source_batch: a sentence of ", longest,
              " tokens exceeds the limit of ", max_length);
-  batch.src_len = data::pad_length(longest, 8);
+  batch.src_len = data::pad_length(longest, kInferencePadMultiple);
   if (max_length > 0) batch.src_len = std::min(batch.src_len, max_length);
   batch.src.assign(batch.size * batch.src_len, data::kPadId);
   for (int64_t b = 0; b < batch.size; ++b) {
@@ -24,6 +25,35 @@ data::Batch source_batch(const std::vector<const std::vector<int32_t>*>& sentenc
     batch.src_tokens += static_cast<int64_t>(sentence.size());
   }
   return batch;
+}
+
+TranslateOptions translate_options(const io::Config& config) {
+  const io::DecodeConfig& d = config.decode;
+  TranslateOptions options;
+  options.search.beam = d.beam;
+  options.search.nbest = d.nbest;
+  options.search.length_penalty = float(d.length_penalty);
+  options.search.max_len_ratio = float(d.max_len_ratio);
+  options.search.max_len_extra = d.max_len_extra;
+  options.batch_size = d.batch_size;
+  options.max_source_tokens = options.search.max_output_tokens = models::max_sequence_length(config);
+  return options;
+}
+
+std::vector<std::vector<int64_t>> length_sorted_batches(const std::vector<std::vector<int32_t>>& encoded,
+                                                        int64_t batch_size) {
+  ATTN_CHECK(batch_size > 0, "decoding batch size ", batch_size, " must be positive");
+  std::vector<int64_t> order;
+  for (size_t i = 0; i < encoded.size(); ++i)
+    if (!encoded[i].empty()) order.push_back(int64_t(i));
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return encoded[a].size() < encoded[b].size(); });
+  std::vector<std::vector<int64_t>> batches;
+  for (size_t begin = 0; begin < order.size(); begin += size_t(batch_size)) {
+    const size_t end = std::min(order.size(), begin + size_t(batch_size));
+    batches.emplace_back(order.begin() + begin, order.begin() + end);
+  }
+  return batches;
 }
 
 Translator::Translator(const models::Seq2SeqModel& model, const data::Vocab& source_vocab,
@@ -68,31 +98,20 @@ std::vector<Translation> Translator::translate(const std::vector<std::string>& l
 }
 
 std::vector<Translation> Translator::translate_ids(const std::vector<std::vector<int32_t>>& encoded) const {
-  const size_t count = encoded.size();
-  const int64_t limit = options_.max_source_tokens;  // eos included
-  std::vector<int64_t> lengths(count);
-  std::vector<int64_t> nonempty;
-  for (size_t i = 0; i < count; ++i) {
-    lengths[i] = int64_t(encoded[i].size());
-    if (!encoded[i].empty()) nonempty.push_back(int64_t(i));
-  }
-  // Length-sorted batches of the non-empty lines; results go back to their input index.
-  std::stable_sort(nonempty.begin(), nonempty.end(), [&](int64_t a, int64_t b) { return lengths[a] < lengths[b]; });
-  std::vector<Translation> result(count);
-  for (size_t first = 0; first < nonempty.size(); first += options_.batch_size) {
-    size_t last = std::min(nonempty.size(), first + size_t(options_.batch_size));
+  std::vector<Translation> result(encoded.size());
+  for (const std::vector<int64_t>& lines : length_sorted_batches(encoded, options_.batch_size)) {
     std::vector<const std::vector<int32_t>*> sentences;
-    for (size_t i = first; i < last; ++i) sentences.push_back(&encoded[nonempty[i]]);
-    data::Batch batch = source_batch(sentences, limit);
+    for (int64_t line : lines) sentences.push_back(&encoded[line]);
+    data::Batch batch = source_batch(sentences, options_.max_source_tokens);
     std::vector<std::vector<Hypothesis>> found;
     if (options_.search.beam == 1) {
       for (Hypothesis& hypothesis : greedy_search(model_, batch, options_.search)) found.push_back({hypothesis});
     } else {
       found = beam_search(model_, batch, options_.search);
     }
-    for (size_t i = first; i < last; ++i) {
-      Translation& translation = result[nonempty[i]];
-      translation.nbest = std::move(found[i - first]);
+    for (size_t i = 0; i < lines.size(); ++i) {
+      Translation& translation = result[lines[i]];
+      translation.nbest = std::move(found[i]);
       translation.text = detokenize(translation.nbest.front());
     }
   }

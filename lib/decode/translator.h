@@ -15,6 +15,7 @@
 
 #include "data/vocab.h"
 #include "decode/search.h"
+#include "io/config.h"
 #include "models/seq2seq_model.h"
 
 namespace attn::decode {
@@ -28,6 +29,12 @@ struct TranslateOptions {
   // decoder steps than sorting the whole input (windows of 8: 4%, of 1: 25%).
   int window_batches = 16;
 };
+
+// The decoding settings of a run's config (decode.*, lengths capped by the model's limit,
+// models::max_sequence_length): the one place they are read, so that attn-translate,
+// attn-dump-attention, attn-bench and validation decode a run alike. Programs then apply their
+// flags on top.
+TranslateOptions translate_options(const io::Config& config);
 
 struct Translation {
   std::vector<Hypothesis> nbest;  // best first; empty for an empty input line
@@ -80,9 +87,18 @@ class TranslationWindow {
   int64_t next_line_ = 1;  // 1-based input line number of lines_[0]
 };
 
-// A source-only batch from encoded sentences (each ending in eos), padded to a multiple of 8
-// but never past max_length (> 0: the model's limit, which every sentence must respect).
+// Decoding pads sentence lengths to a multiple of this (one primitive shape per 8 lengths).
+inline constexpr int kInferencePadMultiple = 8;
+
+// A source-only batch from encoded sentences (each ending in eos), padded to a multiple of
+// kInferencePadMultiple but never past max_length (> 0: the model's limit, which every
+// sentence must respect).
 data::Batch source_batch(const std::vector<const std::vector<int32_t>*>& sentences, int64_t max_length = 0);
+
+// How decoding batches encoded lines: the non-empty ones (input indices), stably sorted by
+// length, cut into batches of at most batch_size. Outputs go back to these indices.
+std::vector<std::vector<int64_t>> length_sorted_batches(const std::vector<std::vector<int32_t>>& encoded,
+                                                        int64_t batch_size);
 
 // Each line's ids with eos appended; an empty line gives no ids. A line of max_tokens or more
 // tokens (eos included; 0 = no limit) keeps its first max_tokens - 1 and a warning names it as

@@ -11,6 +11,8 @@ namespace attn::layers {
 enum class AttentionKind { encoder_self, decoder_self, cross };
 
 std::string attention_kind_name(AttentionKind kind);  // "enc_self", "dec_self", "cross"
+// The kind of one of those names; anything else throws, listing them.
+AttentionKind attention_kind_from_name(const std::string& name);
 
 struct AttentionMap {
   AttentionKind kind;

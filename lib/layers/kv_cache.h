@@ -22,8 +22,6 @@ struct KvCache {
   void select_rows(const std::vector<int64_t>& rows);
 };
 
-// Rows `rows` of x along axis 0 (a gather of whole sub-tensors, no gradient).
-Tensor select_rows(const Tensor& x, const std::vector<int64_t>& rows);
 // x (B, H, t, Dh) ++ step (B, H, s, Dh) along the time axis -> (B, H, t + s, Dh).
 Tensor append_time(const Tensor& x, const Tensor& step);
 

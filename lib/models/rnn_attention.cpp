@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "layers/kv_cache.h"
+#include "layers/row_gather.h"
 #include "ops/activation.h"
 #include "ops/concat.h"
 #include "ops/masks.h"
@@ -12,9 +12,11 @@ namespace attn::models {
 
 namespace {
 
+constexpr const char* kFamily = "rnn";
+
 // The decoding state: s_{t-1} and the encoded source of every row (sentence x beam).
 struct RnnState : DecoderState {
-  Tensor state;  // (R, Hd)
+  layers::RecurrentState state;  // h (R, Hd), and c (R, Hd) for an LSTM
   EncodedSource source;
 
   void select_rows(const std::vector<int64_t>& rows) override {
@@ -22,11 +24,9 @@ struct RnnState : DecoderState {
     source.states = layers::select_rows(source.states, rows);
     source.keys = layers::select_rows(source.keys, rows);
     source.mask = layers::select_rows(source.mask, rows);
-    std::vector<int32_t> lengths(rows.size());
-    for (size_t i = 0; i < rows.size(); ++i) lengths[i] = source.lengths[rows[i]];
-    source.lengths = std::move(lengths);
+    source.lengths = layers::select_rows(source.lengths, rows);
   }
-  int64_t rows() const override { return state.dim(0); }
+  int64_t rows() const override { return state.h.dim(0); }
 };
 
 // Steps that hold a real token in at least one row: later steps are padding everywhere.
@@ -67,48 +67,69 @@ std::vector<Tensor> time_slices(Tape& tape, const Tensor& x, int64_t steps) {
 
 }  // namespace
 
+RnnAttentionOptions rnn_attention_options(const io::Config& config, const VocabSizes& vocab) {
+  const io::RnnConfig& r = config.model.rnn;
+  ATTN_CHECK(layers::is_recurrent_cell(r.cell), "model.rnn.cell \"", r.cell,
+             "\" is not a recurrent cell; known: ", layers::recurrent_cell_names());
+  RnnAttentionOptions options;
+  set_token_embedding_options(options, config, vocab);
+  options.cell = r.cell;
+  options.embedding_dim = r.embedding_dim;
+  options.encoder_hidden = r.encoder_hidden;
+  options.decoder_hidden = r.decoder_hidden;
+  options.attention_dim = r.attention_dim;
+  options.dropout = static_cast<float>(r.dropout);
+  return options;
+}
+
+ModelFamily rnn_attention_family() {
+  auto four_max_len = [](const io::Config& config) { return 4 * int64_t(config.data.max_len); };
+  auto no_limit = [](const io::Config&) -> int64_t { return 0; };
+  auto decoder_hidden = [](const io::Config& config) -> int64_t { return config.model.rnn.decoder_hidden; };
+  return {kFamily, build_model<RnnAttentionModel, rnn_attention_options>, four_max_len, no_limit, decoder_hidden};
+}
+
 RnnAttentionModel::RnnAttentionModel(const RnnAttentionOptions& options, uint64_t seed)
-    : Seq2SeqModel(seed), options_(options) {
+    : Seq2SeqModel(kFamily, options.target_vocab, seed),
+      options_(options),
+      embeddings_(options, options.embedding_dim) {
   int64_t embedding = options.embedding_dim, encoder = options.encoder_hidden, decoder = options.decoder_hidden;
-  ATTN_CHECK(!options.shared_embeddings || options.source_vocab == options.target_vocab,
-             "shared embeddings need one vocabulary, got ", options.source_vocab, " and ", options.target_vocab);
-  source_embedding_ = layers::Embedding(store_, options.shared_embeddings ? "embedding" : "encoder.embedding",
-                                        options.source_vocab, embedding, options.padding_id);
-  forward_gru_ = layers::GruCell(store_, "encoder.forward_gru", embedding, encoder);
-  backward_gru_ = layers::GruCell(store_, "encoder.backward_gru", embedding, encoder);
-  target_embedding_ = options.shared_embeddings ? source_embedding_
-                                                : layers::Embedding(store_, "decoder.embedding", options.target_vocab,
-                                                                    embedding, options.padding_id);
+  auto cell = [&](const std::string& name, int64_t input_size, int64_t hidden_size) {
+    return layers::make_recurrent_cell(options.cell, store_, name + options.cell, input_size, hidden_size);
+  };
+  // Registration order fixes the initial parameters of a seed (token_embeddings.h).
+  embeddings_.add_source(store_);
+  forward_cell_ = cell("encoder.forward_", embedding, encoder);
+  backward_cell_ = cell("encoder.backward_", embedding, encoder);
+  embeddings_.add_target(store_);
   init_ = layers::Linear(store_, "decoder.init", 2 * encoder, decoder);
   attention_ = layers::AdditiveAttention(store_, "decoder.attention", decoder, 2 * encoder, options.attention_dim);
-  decoder_gru_ = layers::GruCell(store_, "decoder.gru", embedding + 2 * encoder, decoder);
+  decoder_cell_ = cell("decoder.", embedding + 2 * encoder, decoder);
   pre_output_ = layers::Linear(store_, "decoder.pre_output", decoder + 2 * encoder + embedding, embedding);
-  if (!options.tied_embeddings)
-    output_ = layers::Linear(store_, "decoder.output", embedding, options.target_vocab, false);
+  embeddings_.add_output(store_);
   store_.finalize();
 }
 
 // The forward direction needs no masks: its state at a padded position is never read (attention
 // and the mean mask those positions), and padding comes after every real token. The backward
 // direction must start at each sentence's last real token, so padded steps keep its state
-// (masked_update), and it stays exactly 0 until a row's tokens begin. Steps past the longest
-// sentence are padding in every row: they are skipped and their states are zeros.
-std::vector<Tensor> RnnAttentionModel::run_encoder_direction(Tape& tape, const layers::GruCell& cell,
+// (masked_update, of h and c), and it stays exactly 0 until a row's tokens begin. Steps past the
+// longest sentence are padding in every row: they are skipped and their states are zeros.
+std::vector<Tensor> RnnAttentionModel::run_encoder_direction(Tape& tape, const layers::RecurrentCell& cell,
                                                              const Tensor& embedded,
                                                              const std::vector<int32_t>& lengths, bool reverse) const {
   int64_t batch = embedded.dim(0), length = embedded.dim(1), width = cell.hidden_size();
   int64_t steps = longest(lengths, length);
   int32_t shortest = *std::min_element(lengths.begin(), lengths.end());
-  std::vector<Tensor> inputs = time_slices(tape, cell.project_input(tape, embedded), steps);  // steps x (B, 3H)
-  Tensor zeros = Tensor::zeros({batch, width});                                               // (B, H)
-  std::vector<Tensor> states(length, zeros);
-  Tensor h = zeros;  // (B, H)
+  std::vector<Tensor> inputs = time_slices(tape, cell.project_input(tape, embedded), steps);  // steps x (B, G H)
+  layers::RecurrentState state = cell.initial_state(Tensor::zeros({batch, width}));           // h (B, H) = 0
+  std::vector<Tensor> states(length, state.h);
   for (int64_t i = 0; i < steps; ++i) {
     int64_t t = reverse ? steps - 1 - i : i;
-    Tensor h_new = cell.step(tape, inputs[t], h);  // (B, H)
+    layers::RecurrentState next = cell.step(tape, inputs[t], state);
     bool some_padded = reverse && t >= shortest;
-    h = some_padded ? layers::masked_update(tape, h_new, h, step_mask(lengths, t, width)) : h_new;
-    states[t] = h;
+    state = some_padded ? layers::masked_update(tape, next, state, step_mask(lengths, t, width)) : next;
+    states[t] = state.h;
   }
   return states;
 }
@@ -117,9 +138,9 @@ Tensor RnnAttentionModel::encode(const layers::RunContext& ctx, const data::Batc
   ATTN_CHECK(batch.size >= 1 && static_cast<int64_t>(batch.src_lengths.size()) == batch.size,
              "rnn encoder: a batch of ", batch.size, " sentences with ", batch.src_lengths.size(), " lengths");
   int64_t sentences = batch.size, length = batch.src_len;
-  Tensor embedded = ctx.dropout(source_embedding_(ctx.tape, batch.src, {sentences, length}), options_.dropout);
-  std::vector<Tensor> forward = run_encoder_direction(ctx.tape, forward_gru_, embedded, batch.src_lengths, false);
-  std::vector<Tensor> backward = run_encoder_direction(ctx.tape, backward_gru_, embedded, batch.src_lengths, true);
+  Tensor embedded = ctx.dropout(embeddings_.source()(ctx.tape, batch.src, {sentences, length}), options_.dropout);
+  std::vector<Tensor> forward = run_encoder_direction(ctx.tape, *forward_cell_, embedded, batch.src_lengths, false);
+  std::vector<Tensor> backward = run_encoder_direction(ctx.tape, *backward_cell_, embedded, batch.src_lengths, true);
   std::vector<Tensor> parts;  // [fwd_0, bwd_0, fwd_1, bwd_1, ...]: row-major (B, S, 2H) once joined
   for (int64_t t = 0; t < length; ++t) {
     parts.push_back(forward[t]);
@@ -137,31 +158,32 @@ EncodedSource RnnAttentionModel::encode_source(const layers::RunContext& ctx, co
   return source;
 }
 
-Tensor RnnAttentionModel::initial_state(Tape& tape, const EncodedSource& source) const {
+layers::RecurrentState RnnAttentionModel::initial_state(Tape& tape, const EncodedSource& source) const {
   int64_t sentences = source.states.dim(0);
-  Tensor weights = mean_weights(source.lengths, source.states.dim(1));                // (B, 1, S)
-  Tensor mean = ops::matmul(tape, weights, source.states);                            // (B, 1, 2H)
-  return ops::tanh(tape, init_(tape, mean.view({sentences, source.states.dim(2)})));  // (B, Hd)
+  Tensor weights = mean_weights(source.lengths, source.states.dim(1));                    // (B, 1, S)
+  Tensor mean = ops::matmul(tape, weights, source.states);                                // (B, 1, 2H)
+  Tensor h = ops::tanh(tape, init_(tape, mean.view({sentences, source.states.dim(2)})));  // (B, Hd)
+  return decoder_cell_->initial_state(h);                                                 // c_0 = 0
 }
 
-RnnAttentionModel::StepOutput RnnAttentionModel::decode_step(Tape& tape, const Tensor& embedded, const Tensor& state,
+RnnAttentionModel::StepOutput RnnAttentionModel::decode_step(Tape& tape, const Tensor& embedded,
+                                                             const layers::RecurrentState& state,
                                                              const EncodedSource& source) const {
-  layers::AdditiveAttentionOutput attended = attention_(tape, state, source.keys, source.states, source.mask);
+  layers::AdditiveAttentionOutput attended = attention_(tape, state.h, source.keys, source.states, source.mask);
   Tensor input = ops::concat(tape, {embedded, attended.context});  // (B, E + 2H)
-  return {decoder_gru_(tape, input, state), attended.context, attended.weights};
+  return {(*decoder_cell_)(tape, input, state), attended.context, attended.weights};
 }
 
 Tensor RnnAttentionModel::output_logits(const layers::RunContext& ctx, const Tensor& features) const {
   Tensor hidden = ops::tanh(ctx.tape, pre_output_(ctx.tape, ctx.dropout(features, options_.dropout)));  // (B, T, E)
-  if (!options_.tied_embeddings) return output_(ctx.tape, hidden);
-  return ops::matmul(ctx.tape, hidden, target_embedding_.table(), {false, true, 1.f});  // (B, T, E) x (V, E)^T
+  return embeddings_.project(ctx.tape, hidden);                                                         // (B, T, V)
 }
 
 Tensor RnnAttentionModel::forward(const layers::RunContext& ctx, const data::Batch& batch) const {
   int64_t sentences = batch.size, length = batch.tgt_len, source_length = batch.src_len;
   EncodedSource source = encode_source(ctx, batch);
-  Tensor state = initial_state(ctx.tape, source);  // (B, Hd)
-  Tensor embedded = ctx.dropout(target_embedding_(ctx.tape, batch.tgt_in, {sentences, length}), options_.dropout);
+  layers::RecurrentState state = initial_state(ctx.tape, source);  // s_0
+  Tensor embedded = ctx.dropout(embeddings_.target()(ctx.tape, batch.tgt_in, {sentences, length}), options_.dropout);
   // Steps past the longest target only produce logits the loss ignores: they read zeros.
   int64_t steps = longest(batch.tgt_lengths, length);
   std::vector<Tensor> inputs = time_slices(ctx.tape, embedded, length);  // T x (B, E)
@@ -171,11 +193,11 @@ Tensor RnnAttentionModel::forward(const layers::RunContext& ctx, const data::Bat
     if (t < steps) {
       StepOutput out = decode_step(ctx.tape, inputs[t], state, source);
       state = out.state;
-      features.insert(features.end(), {out.state, out.context, inputs[t]});
+      features.insert(features.end(), {out.state.h, out.context, inputs[t]});
       rows.push_back(out.weights.detach().view({sentences, source_length}));
     } else {
       Tensor no_context = Tensor::zeros({sentences, source.states.dim(2)});  // (B, 2H)
-      features.insert(features.end(), {Tensor::zeros(state.shape()), no_context, inputs[t]});
+      features.insert(features.end(), {Tensor::zeros(state.h.shape()), no_context, inputs[t]});
       rows.push_back(Tensor::zeros({sentences, source_length}));
     }
   }
@@ -187,8 +209,7 @@ Tensor RnnAttentionModel::forward(const layers::RunContext& ctx, const data::Bat
   return output_logits(ctx, ops::concat(ctx.tape, features).view({sentences, length, width}));  // (B, T, V)
 }
 
-std::unique_ptr<DecoderState> RnnAttentionModel::start(const layers::RunContext& ctx,
-                                                               const data::Batch& batch) const {
+std::unique_ptr<DecoderState> RnnAttentionModel::start(const layers::RunContext& ctx, const data::Batch& batch) const {
   auto state = std::make_unique<RnnState>();
   state->source = encode_source(ctx, batch);
   state->state = initial_state(ctx.tape, state->source);
@@ -197,18 +218,16 @@ std::unique_ptr<DecoderState> RnnAttentionModel::start(const layers::RunContext&
 
 Tensor RnnAttentionModel::step(const layers::RunContext& ctx, DecoderState& base,
                                const std::vector<int32_t>& previous_tokens) const {
-  auto& state = static_cast<RnnState&>(base);
+  auto& state = step_state<RnnState>(base, previous_tokens);
   int64_t rows = state.rows();
-  ATTN_CHECK(static_cast<int64_t>(previous_tokens.size()) == rows, "step: ", previous_tokens.size(), " tokens for ",
-             rows, " rows");
-  Tensor embedded = ctx.dropout(target_embedding_(ctx.tape, previous_tokens, {rows}), options_.dropout);  // (R, E)
+  Tensor embedded = ctx.dropout(embeddings_.target()(ctx.tape, previous_tokens, {rows}), options_.dropout);  // (R, E)
   StepOutput out = decode_step(ctx.tape, embedded, state.state, state.source);
   state.state = out.state;
   if (ctx.attention_maps) {
     Tensor row = out.weights.detach().view({rows, 1, 1, out.weights.dim(2)});  // (R, 1, 1, S)
     ctx.attention_maps->add(layers::AttentionKind::cross, 0, row);
   }
-  Tensor features = ops::concat(ctx.tape, {out.state, out.context, embedded});  // (R, Hd + 2H + E)
+  Tensor features = ops::concat(ctx.tape, {out.state.h, out.context, embedded});  // (R, Hd + 2H + E)
   return output_logits(ctx, features.view({rows, 1, features.dim(1)})).view({rows, options_.target_vocab});  // (R, V)
 }
 

@@ -7,12 +7,13 @@
 // rows (sentences x beam).
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/parameter_store.h"
 #include "data/batch.h"
-#include "models/decoder_state.h"
 #include "layers/run_context.h"
+#include "models/decoder_state.h"
 
 namespace attn::models {
 
@@ -23,21 +24,26 @@ class Seq2SeqModel {
   // Teacher-forced logits (B, T, V) for batch.tgt_in given batch.src.
   virtual Tensor forward(const layers::RunContext& ctx, const data::Batch& batch) const = 0;
   // Encodes batch.src and returns the state for decoding (one row per sentence).
-  virtual std::unique_ptr<DecoderState> start(const layers::RunContext& ctx,
-                                                      const data::Batch& batch) const = 0;
+  virtual std::unique_ptr<DecoderState> start(const layers::RunContext& ctx, const data::Batch& batch) const = 0;
   // Logits (R, V) of the next token of each row, given each row's previous token.
   virtual Tensor step(const layers::RunContext& ctx, DecoderState& state,
                       const std::vector<int32_t>& previous_tokens) const = 0;
 
-  virtual int64_t target_vocab_size() const = 0;
-  virtual std::string family() const = 0;  // "transformer" | "rnn"
+  int64_t target_vocab_size() const { return target_vocab_; }
+  // Its model.type: the name of its entry in the family table (model_factory.h).
+  const std::string& family() const { return family_; }
 
   ParameterStore& parameters() { return store_; }
   const ParameterStore& parameters() const { return store_; }
 
  protected:
-  explicit Seq2SeqModel(uint64_t seed) : store_(seed) {}
+  Seq2SeqModel(std::string family, int64_t target_vocab, uint64_t seed)
+      : store_(seed), family_(std::move(family)), target_vocab_(target_vocab) {}
   ParameterStore store_;
+
+ private:
+  std::string family_;
+  int64_t target_vocab_;
 };
 
 }  // namespace attn::models

@@ -2,13 +2,16 @@
 
 #include <cmath>
 
+#include "layers/row_gather.h"
+#include "ops/activation.h"
 #include "ops/add.h"
-#include "ops/matmul.h"
 #include "ops/scale.h"
 
 namespace attn::models {
 
 namespace {
+
+constexpr const char* kFamily = "transformer";
 
 // The decoding state: one cache per decoder layer, the source lengths, the next position.
 struct TransformerState : DecoderState {
@@ -21,25 +24,43 @@ struct TransformerState : DecoderState {
       cache.self.select_rows(rows);
       cache.memory.select_rows(rows);
     }
-    std::vector<int32_t> lengths(rows.size());
-    for (size_t i = 0; i < rows.size(); ++i) lengths[i] = memory_lengths[rows[i]];
-    memory_lengths = std::move(lengths);
+    memory_lengths = layers::select_rows(memory_lengths, rows);
   }
   int64_t rows() const override { return static_cast<int64_t>(memory_lengths.size()); }
 };
 
 }  // namespace
 
+TransformerOptions transformer_options(const io::Config& config, const VocabSizes& vocab) {
+  const io::TransformerConfig& t = config.model.transformer;
+  TransformerOptions options;
+  set_token_embedding_options(options, config, vocab);
+  options.layer.width = t.d_model;
+  options.layer.heads = t.heads;
+  options.layer.ffn_width = t.ffn_dim;
+  options.layer.dropout = static_cast<float>(t.dropout);
+  options.layer.attention_dropout = static_cast<float>(t.attention_dropout);
+  options.layer.activation = ops::parse_activation(t.activation);
+  options.layer.pre_norm = t.norm == "pre";
+  options.encoder_layers = t.encoder_layers;
+  options.decoder_layers = t.decoder_layers;
+  options.max_positions = t.max_positions;
+  options.learned_positions = t.positions == "learned";
+  return options;
+}
+
+ModelFamily transformer_family() {
+  auto max_positions = [](const io::Config& config) -> int64_t { return config.model.transformer.max_positions; };
+  auto d_model = [](const io::Config& config) -> int64_t { return config.model.transformer.d_model; };
+  return {kFamily, build_model<TransformerModel, transformer_options>, max_positions, max_positions, d_model};
+}
+
 TransformerModel::TransformerModel(const TransformerOptions& options, uint64_t seed)
-    : Seq2SeqModel(seed), options_(options) {
+    : Seq2SeqModel(kFamily, options.target_vocab, seed), options_(options), embeddings_(options, options.layer.width) {
   int64_t width = options.layer.width;
-  ATTN_CHECK(!options.shared_embeddings || options.source_vocab == options.target_vocab,
-             "shared embeddings need one vocabulary, got ", options.source_vocab, " and ", options.target_vocab);
-  source_embedding_ = layers::Embedding(store_, options.shared_embeddings ? "embedding" : "encoder.embedding",
-                                        options.source_vocab, width, options.padding_id);
-  target_embedding_ = options.shared_embeddings ? source_embedding_
-                                                : layers::Embedding(store_, "decoder.embedding", options.target_vocab,
-                                                                    width, options.padding_id);
+  // Registration order fixes the initial parameters of a seed (token_embeddings.h).
+  embeddings_.add_source(store_);
+  embeddings_.add_target(store_);
   positions_ = layers::PositionalEncoding(store_, "positions", options.max_positions, width, options.learned_positions);
   for (int i = 0; i < options.encoder_layers; ++i)
     encoder_.emplace_back(store_, "encoder.layers." + std::to_string(i), options.layer, i);
@@ -49,7 +70,7 @@ TransformerModel::TransformerModel(const TransformerOptions& options, uint64_t s
     encoder_norm_ = layers::LayerNorm(store_, "encoder.final_norm", width);
     decoder_norm_ = layers::LayerNorm(store_, "decoder.final_norm", width);
   }
-  if (!options.tied_embeddings) output_ = layers::Linear(store_, "decoder.output", width, options.target_vocab, false);
+  embeddings_.add_output(store_);
   store_.finalize();
 }
 
@@ -62,27 +83,21 @@ Tensor TransformerModel::embed(const layers::RunContext& ctx, const layers::Embe
   return ctx.dropout(ops::add(ctx.tape, tokens, positions), options_.layer.dropout);
 }
 
-Tensor TransformerModel::project(Tape& tape, const Tensor& hidden) const {
-  if (!options_.tied_embeddings) return output_(tape, hidden);
-  return ops::matmul(tape, hidden, target_embedding_.table(), {false, true, 1.f});  // (..., D) x (V, D)^T
-}
-
 Tensor TransformerModel::encode(const layers::RunContext& ctx, const data::Batch& batch) const {
-  Tensor x = embed(ctx, source_embedding_, batch.src, batch.size, batch.src_len, 0);  // (B, S, D)
+  Tensor x = embed(ctx, embeddings_.source(), batch.src, batch.size, batch.src_len, 0);  // (B, S, D)
   for (const auto& layer : encoder_) x = layer(ctx, x, batch.src_lengths);
   return options_.layer.pre_norm ? encoder_norm_(ctx.tape, x) : x;
 }
 
 Tensor TransformerModel::forward(const layers::RunContext& ctx, const data::Batch& batch) const {
-  Tensor memory = encode(ctx, batch);                                                    // (B, S, D)
-  Tensor y = embed(ctx, target_embedding_, batch.tgt_in, batch.size, batch.tgt_len, 0);  // (B, T, D)
+  Tensor memory = encode(ctx, batch);                                                       // (B, S, D)
+  Tensor y = embed(ctx, embeddings_.target(), batch.tgt_in, batch.size, batch.tgt_len, 0);  // (B, T, D)
   for (const auto& layer : decoder_) y = layer(ctx, y, memory, batch.src_lengths);
   if (options_.layer.pre_norm) y = decoder_norm_(ctx.tape, y);
-  return project(ctx.tape, y);  // (B, T, V)
+  return embeddings_.project(ctx.tape, y);  // (B, T, V)
 }
 
-std::unique_ptr<DecoderState> TransformerModel::start(const layers::RunContext& ctx,
-                                                              const data::Batch& batch) const {
+std::unique_ptr<DecoderState> TransformerModel::start(const layers::RunContext& ctx, const data::Batch& batch) const {
   Tensor memory = encode(ctx, batch);  // (B, S, D)
   auto state = std::make_unique<TransformerState>();
   state->memory_lengths = batch.src_lengths;
@@ -92,15 +107,13 @@ std::unique_ptr<DecoderState> TransformerModel::start(const layers::RunContext& 
 
 Tensor TransformerModel::step(const layers::RunContext& ctx, DecoderState& base,
                               const std::vector<int32_t>& previous_tokens) const {
-  auto& state = static_cast<TransformerState&>(base);
+  auto& state = step_state<TransformerState>(base, previous_tokens);
   int64_t rows = state.rows();
-  ATTN_CHECK(static_cast<int64_t>(previous_tokens.size()) == rows, "step: ", previous_tokens.size(), " tokens for ",
-             rows, " rows");
-  Tensor y = embed(ctx, target_embedding_, previous_tokens, rows, 1, state.position);  // (R, 1, D)
+  Tensor y = embed(ctx, embeddings_.target(), previous_tokens, rows, 1, state.position);  // (R, 1, D)
   for (size_t i = 0; i < decoder_.size(); ++i) y = decoder_[i].step(ctx, y, state.layers[i], state.memory_lengths);
   if (options_.layer.pre_norm) y = decoder_norm_(ctx.tape, y);
   ++state.position;
-  return project(ctx.tape, y).view({rows, options_.target_vocab});  // (R, V)
+  return embeddings_.project(ctx.tape, y).view({rows, options_.target_vocab});  // (R, V)
 }
 
 }  // namespace attn::models

@@ -8,26 +8,30 @@
 #include <memory>
 #include <vector>
 
-#include "layers/embedding.h"
-#include "layers/linear.h"
+#include "io/config.h"
 #include "layers/positional_encoding.h"
 #include "layers/transformer_layers.h"
+#include "models/model_family.h"
 #include "models/seq2seq_model.h"
+#include "models/token_embeddings.h"
 
 namespace attn::models {
 
-struct TransformerOptions {
-  int64_t source_vocab = 8000;
-  int64_t target_vocab = 8000;
+// Vocabularies and embedding sharing come from TokenEmbeddingOptions.
+struct TransformerOptions : TokenEmbeddingOptions {
   layers::TransformerLayerOptions layer;
   int encoder_layers = 3;
   int decoder_layers = 3;
   int64_t max_positions = 256;
   bool learned_positions = false;
-  bool shared_embeddings = true;  // one table for source and target (needs one vocabulary)
-  bool tied_embeddings = true;    // output projection = target embedding^T
-  int32_t padding_id = 0;
 };
+
+// The options of model.transformer and the model-wide embedding keys, for `vocab`.
+TransformerOptions transformer_options(const io::Config& config, const VocabSizes& vocab);
+// Its entry in the family table: model.type "transformer"; the longest sequence and the
+// position limit are model.transformer.max_positions (the position table's size), the schedule
+// width is d_model.
+ModelFamily transformer_family();
 
 class TransformerModel : public Seq2SeqModel {
  public:
@@ -37,8 +41,6 @@ class TransformerModel : public Seq2SeqModel {
   std::unique_ptr<DecoderState> start(const layers::RunContext& ctx, const data::Batch& batch) const override;
   Tensor step(const layers::RunContext& ctx, DecoderState& state,
               const std::vector<int32_t>& previous_tokens) const override;
-  int64_t target_vocab_size() const override { return options_.target_vocab; }
-  std::string family() const override { return "transformer"; }
 
   // Encoder output (B, S, D).
   Tensor encode(const layers::RunContext& ctx, const data::Batch& batch) const;
@@ -47,15 +49,13 @@ class TransformerModel : public Seq2SeqModel {
   // embedding(ids) * sqrt(D) + positions, then dropout: (B, T) -> (B, T, D).
   Tensor embed(const layers::RunContext& ctx, const layers::Embedding& table, const std::vector<int32_t>& ids,
                int64_t batch, int64_t length, int64_t first_position) const;
-  Tensor project(Tape& tape, const Tensor& hidden) const;  // (..., D) -> (..., V)
 
   TransformerOptions options_;
-  layers::Embedding source_embedding_, target_embedding_;
+  TokenEmbeddings embeddings_;
   layers::PositionalEncoding positions_;
   std::vector<layers::TransformerEncoderLayer> encoder_;
   std::vector<layers::TransformerDecoderLayer> decoder_;
   layers::LayerNorm encoder_norm_, decoder_norm_;  // pre-norm only
-  layers::Linear output_;                          // untied only
 };
 
 }  // namespace attn::models

@@ -6,7 +6,7 @@
 #include "core/fast_math.h"
 #include "core/parallel.h"
 #include "ops/gemm.h"
-#include "ops/mask.h"
+#include "ops/masks.h"
 
 namespace attn::ops {
 
@@ -112,13 +112,13 @@ void attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const
   if (!output.has_grad()) return;
   MatrixView d_output = MatrixView::grad_of(output);  // (B, H, Tq, Dh)
   if (v.requires_grad()) {
-    gemm(MatrixView::of(dropped).transposed(), d_output, MatrixView::grad_of(v), GemmOptions{1.f, true, nullptr});
+    gemm(MatrixView::of(dropped).transposed(), d_output, MatrixView::grad_of(v), GemmOptions::accumulating());
   }
   if (!q.requires_grad() && !k.requires_grad()) return;
   Tensor d_scores = Tensor::empty(weights.shape());  // (B, H, Tq, Tk)
   gemm(d_output, MatrixView::of(v).transposed(), MatrixView::of(d_scores));
   softmax_backward_rows(weights, dropped, d_scores, weights.dim(-1));
-  GemmOptions add_scaled{scale, true, nullptr};
+  const GemmOptions add_scaled = GemmOptions::accumulating(scale);
   if (q.requires_grad()) gemm(MatrixView::of(d_scores), MatrixView::of(k), MatrixView::grad_of(q), add_scaled);
   if (k.requires_grad()) {
     gemm(MatrixView::of(d_scores).transposed(), MatrixView::of(q), MatrixView::grad_of(k), add_scaled);
@@ -134,7 +134,7 @@ AttentionResult attention(Tape& tape, const Tensor& q, const Tensor& k, const Te
 
   // Scale first (gemm's alpha), then mask, then softmax; K^T is a stride swap, not a copy.
   Tensor weights = Tensor::empty({dims.batch, dims.heads, dims.queries, dims.keys});  // (B, H, Tq, Tk)
-  gemm(MatrixView::of(q), MatrixView::of(k).transposed(), MatrixView::of(weights), GemmOptions{scale, false, nullptr});
+  gemm(MatrixView::of(q), MatrixView::of(k).transposed(), MatrixView::of(weights), GemmOptions::overwrite(scale));
   masked_softmax(weights, dims, options);
 
   bool drop = options.training && options.dropout > 0.f;

@@ -26,6 +26,11 @@ struct GemmOptions {
   float alpha = 1.f;            // c = alpha * a b
   bool accumulate = false;      // c += alpha * a b (a sum post-op: how gradients add up)
   const float* bias = nullptr;  // (N), added to every row
+
+  // c = alpha * a b (+ bias)
+  static GemmOptions overwrite(float alpha = 1.f, const float* bias = nullptr) { return {alpha, false, bias}; }
+  // c += alpha * a b
+  static GemmOptions accumulating(float alpha = 1.f) { return {alpha, true, nullptr}; }
 };
 
 // c (+)= alpha * a b (+ bias). Runs in bf16 (AMX or AVX-512 BF16) when the context's matmul

@@ -24,7 +24,7 @@ void add_column_sums(const Tensor& dy, const Tensor& bias_grad) {
 void linear_backward(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& y) {
   if (!y.has_grad()) return;
   Tensor dy = y.grad();
-  GemmOptions add{1.f, true, nullptr};
+  const GemmOptions add = GemmOptions::accumulating();
   if (x.requires_grad()) gemm(MatrixView::of(dy), MatrixView::of(weight), MatrixView::grad_of(x), add);
   if (weight.requires_grad())
     gemm(MatrixView::of(dy).transposed(), MatrixView::of(x), MatrixView::grad_of(weight), add);
@@ -42,7 +42,7 @@ Tensor linear(Tape& tape, const Tensor& x_in, const Tensor& weight, const Tensor
   Tensor x = x_in.view({x_in.numel() / in_features, in_features});  // (M, K)
   Tensor y = Tensor::empty({x.dim(0), out_features});               // (M, N)
   gemm(MatrixView::of(x), MatrixView::of(weight).transposed(), MatrixView::of(y),
-       GemmOptions{1.f, false, bias.defined() ? bias.data() : nullptr});
+       GemmOptions::overwrite(1.f, bias.defined() ? bias.data() : nullptr));
 
   if (tape.needs_grad(x, weight, bias)) {
     y.set_requires_grad(true);

@@ -24,7 +24,7 @@ void matmul_backward(const Tensor& a, const Tensor& b, const Tensor& c, const Ma
   MatrixView dc = MatrixView::grad_of(c);
   MatrixView op_a = MatrixView::of(a).transposed_if(options.transpose_a);
   MatrixView op_b = MatrixView::of(b).transposed_if(options.transpose_b);
-  GemmOptions add{options.alpha, true, nullptr};
+  const GemmOptions add = GemmOptions::accumulating(options.alpha);
   if (a.requires_grad()) {
     MatrixView da = MatrixView::grad_of(a);
     if (options.transpose_a)
@@ -54,7 +54,7 @@ Tensor matmul(Tape& tape, const Tensor& a_in, const Tensor& b, const MatmulOptio
 
   Tensor c = Tensor::empty(output_shape(a, b, options));  // (..., M, N)
   gemm(MatrixView::of(a).transposed_if(options.transpose_a), MatrixView::of(b).transposed_if(options.transpose_b),
-       MatrixView::of(c), GemmOptions{options.alpha, false, nullptr});
+       MatrixView::of(c), GemmOptions::overwrite(options.alpha));
 
   if (tape.needs_grad(a, b)) {
     c.set_requires_grad(true);

@@ -19,7 +19,4 @@ class ProgressLog {
   std::string path_;
 };
 
-// "1h02m", "3m07s", "12s"
-std::string format_duration(double seconds);
-
 }  // namespace attn::train

@@ -17,21 +17,6 @@ namespace attn::train {
 
 namespace fs = std::filesystem;
 
-RunPaths run_paths(const std::string& dir, bool joint_vocab) {
-  fs::path root(dir);
-  RunPaths paths;
-  paths.dir = dir;
-  paths.config = (root / "config.json").string();
-  paths.source_vocab = (root / (joint_vocab ? "spm.model" : "spm.src.model")).string();
-  paths.target_vocab = (root / (joint_vocab ? "spm.model" : "spm.tgt.model")).string();
-  paths.vocab_record = (root / "vocab.sha256").string();
-  paths.best_checkpoint = (root / "checkpoint.best.safetensors").string();
-  paths.last_checkpoint = (root / "checkpoint.last.safetensors").string();
-  paths.log = (root / "train.log.jsonl").string();
-  paths.lock = (root / "train.lock").string();
-  return paths;
-}
-
 namespace {
 
 // ---- what a directory holds ----------------------------------------------------------------
@@ -73,7 +58,7 @@ bool belongs_to_run(const std::string& name) {
   return is_run_file(name) || (tmp != std::string::npos && is_run_file(name.substr(0, tmp) + name.substr(tmp + 4)));
 }
 
-[[noreturn]] void refuse_unfinished_run(const RunPaths& paths, const std::string& prefix) {
+[[noreturn]] void refuse_unfinished_run(const run::RunPaths& paths, const std::string& prefix) {
   std::vector<std::string> files = present(paths.dir, kRunFiles), vocab = present(paths.dir, kVocabFiles);
   files.insert(files.end(), vocab.begin(), vocab.end());
   throw Error(prefix + "the run directory " + paths.dir + " holds an unfinished run (" + join(files) + ") but no " +
@@ -83,7 +68,7 @@ bool belongs_to_run(const std::string& name) {
               paths.dir + ", or set another output_dir");
 }
 
-void check_resumable(const RunPaths& paths) {
+void check_resumable(const run::RunPaths& paths) {
   if (fs::exists(paths.last_checkpoint)) return;
   ATTN_CHECK(!present(paths.dir, kRunFiles).empty(), "--resume: there is no run to resume in ", paths.dir, " (no ",
              name_of(paths.last_checkpoint), ")");
@@ -91,7 +76,7 @@ void check_resumable(const RunPaths& paths) {
 }
 
 // Never overwrite a run by accident: an existing run continues only when asked to.
-void check_fresh(const RunPaths& paths) {
+void check_fresh(const run::RunPaths& paths) {
   if (present(paths.dir, kRunFiles).empty()) return;
   ATTN_CHECK(!fs::exists(paths.last_checkpoint), "the run directory ", paths.dir,
              " already holds a run. Continue it with --resume, start it over with --restart (which moves its files "
@@ -99,14 +84,14 @@ void check_fresh(const RunPaths& paths) {
   refuse_unfinished_run(paths, "");
 }
 
-[[noreturn]] void refuse_in_use(const RunPaths& paths) {
+[[noreturn]] void refuse_in_use(const run::RunPaths& paths) {
   const pid_t holder = io::lock_holder(paths.lock);
   throw Error("the run directory " + paths.dir + " is in use by attn-train process " +
               (holder > 0 ? std::to_string(holder) : std::string("(unknown)")) + ", which holds " + paths.lock +
               "; wait for it to end or stop it, or set another output_dir");
 }
 
-io::FileLock lock_run_directory(const RunPaths& paths) {
+io::FileLock lock_run_directory(const run::RunPaths& paths) {
   std::optional<io::FileLock> lock = io::FileLock::try_lock(paths.lock);
   if (!lock) refuse_in_use(paths);
   return std::move(*lock);
@@ -140,90 +125,37 @@ void check_vocab_size(const io::Config& config, const std::string& path, const d
              config.vocab.size, ": set vocab.size to ", vocab.size(), " to use this vocabulary");
 }
 
-void check_vocab_sizes(const io::Config& config, const RunPaths& paths, const Vocabularies& vocab) {
+void check_vocab_sizes(const io::Config& config, const run::RunPaths& paths, const run::Vocabularies& vocab) {
   check_vocab_size(config, paths.source_vocab, vocab.source);
   check_vocab_size(config, paths.target_vocab, vocab.target);
 }
 
 // A vocabulary placed in the directory before the first run must fit the config.
-void check_supplied_vocabularies(const io::Config& config, const RunPaths& paths) {
+void check_supplied_vocabularies(const io::Config& config, const run::RunPaths& paths) {
   for (const std::string& path : {paths.source_vocab, paths.target_vocab})
     if (fs::exists(path)) check_vocab_size(config, path, data::Vocab::load(path));
 }
 
-void write_vocab_record(const RunPaths& paths, const VocabDigests& digests) {
-  std::string text;
-  for (const auto& [name, digest] : digests) text += digest + "  " + name + "\n";  // sha256sum's format
-  io::write_file_atomically(paths.vocab_record, text);
-}
-
-// vocab.sha256, or nullopt for a run from before it existed.
-std::optional<VocabDigests> read_vocab_record(const RunPaths& paths) {
-  std::ifstream file(paths.vocab_record);
-  if (!file.is_open()) return std::nullopt;
-  VocabDigests digests;
-  std::string line;
-  for (int number = 1; std::getline(file, line); ++number) {
-    if (line.empty()) continue;
-    const bool valid = line.size() > 66 && line.find_first_not_of("0123456789abcdef") == 64 &&
-                       (line.compare(64, 2, "  ") == 0 || line.compare(64, 2, " *") == 0);
-    ATTN_CHECK(valid, paths.vocab_record, ":", number, ": not a line \"SHA256  FILE\" as sha256sum writes");
-    digests[line.substr(66)] = line.substr(0, 64);
-  }
-  return digests;
-}
-
-void check_vocab_record(const RunPaths& paths, const VocabDigests& recorded, const VocabDigests& actual) {
-  for (const auto& [name, digest] : actual) {
-    auto found = recorded.find(name);
-    ATTN_CHECK(found != recorded.end(), paths.vocab_record, " has no sha256 of ", name,
-               ", the vocabulary this config uses: is vocab.joint not what the run was trained with?");
-    ATTN_CHECK(found->second == digest, (fs::path(paths.dir) / name).string(),
-               " is not the vocabulary this run was trained with: its sha256 is ", digest, " but ", paths.vocab_record,
-               " records ", found->second,
-               ". The run's checkpoints work only with their own vocabulary: put the original file back");
-  }
-}
-
-// Throws naming the checkpoint when its metadata records other vocabulary digests than
-// `digests` (a vocabulary replaced since it was saved); a checkpoint without a record passes.
-void check_checkpoint_vocabulary(const std::string& checkpoint, const std::map<std::string, std::string>& metadata,
-                                 const VocabDigests& digests) {
-  auto found = metadata.find(kVocabDigestsKey);
-  if (found == metadata.end()) return;  // saved before the record existed
-  nlohmann::json recorded = nlohmann::json::parse(found->second, nullptr, false);
-  bool valid = recorded.is_object();
-  for (const auto& item : recorded.items()) valid = valid && item.value().is_string();
-  ATTN_CHECK(valid, checkpoint, ": checkpoint metadata \"", kVocabDigestsKey,
-             "\" is not a JSON object of file name -> sha256");
-  const fs::path dir = fs::path(checkpoint).parent_path();
-  for (const auto& [name, digest] : digests) {
-    const std::string saved = recorded.contains(name) ? recorded[name].get<std::string>() : "(none)";
-    ATTN_CHECK(saved == digest, checkpoint, " was trained with another vocabulary: it records sha256 ", saved, " for ",
-               name, " but ", (dir / name).string(), " has ", digest, ". Put the run's original vocabulary back");
-  }
-}
-
 // --resume: the run's own vocabulary, checked against both records before anything is
 // written; never a new one.
-Vocabularies resumed_vocabularies(const io::Config& config, const RunPaths& paths) {
+run::Vocabularies resumed_vocabularies(const io::Config& config, const run::RunPaths& paths) {
   for (const std::string& path : {paths.source_vocab, paths.target_vocab})
     ATTN_CHECK(fs::exists(path), "--resume: ", path,
                " is missing; the run's checkpoints work only with the vocabulary they were trained with: put it back");
-  Vocabularies vocab = load_vocabularies(paths);
-  std::optional<VocabDigests> record = read_vocab_record(paths);
-  if (record) check_vocab_record(paths, *record, vocab.digests);
-  check_checkpoint_vocabulary(paths.last_checkpoint, io::read_safetensors_metadata(paths.last_checkpoint),
-                              vocab.digests);
+  run::Vocabularies vocab = run::load_vocabularies(paths);
+  std::optional<run::VocabDigests> record = run::read_vocab_record(paths);
+  if (record) run::check_vocab_record(paths, *record, vocab.digests);
+  run::check_checkpoint_vocabulary(paths.last_checkpoint, io::read_safetensors_metadata(paths.last_checkpoint),
+                                   vocab.digests);
   check_vocab_sizes(config, paths, vocab);  // the run's own vocabulary, with vocab.size changed by --set
   io::write_file_atomically(paths.config, io::config_to_string(config) + "\n");
-  if (!record) write_vocab_record(paths, vocab.digests);  // a run from before the record: from now on
+  if (!record) run::write_vocab_record(paths, vocab.digests);  // a run from before the record: from now on
   return vocab;
 }
 
 // A new run: the config first (a run killed from here on leaves an unfinished run, which the
 // next attn-train refuses), then the vocabulary, trained unless supplied, and its record.
-Vocabularies new_vocabularies(const io::Config& config, const RunPaths& paths) {
+run::Vocabularies new_vocabularies(const io::Config& config, const run::RunPaths& paths) {
   check_supplied_vocabularies(config, paths);
   // Atomic: a kill while it is written must not leave a run that load_run cannot read.
   io::write_file_atomically(paths.config, io::config_to_string(config) + "\n");
@@ -234,14 +166,14 @@ Vocabularies new_vocabularies(const io::Config& config, const RunPaths& paths) {
     if (!fs::exists(paths.source_vocab)) train_one(config, {d.train_src}, paths.source_vocab);
     if (!fs::exists(paths.target_vocab)) train_one(config, {d.train_tgt}, paths.target_vocab);
   }
-  Vocabularies vocab = load_vocabularies(paths);
-  write_vocab_record(paths, vocab.digests);
+  run::Vocabularies vocab = run::load_vocabularies(paths);
+  run::write_vocab_record(paths, vocab.digests);
   return vocab;
 }
 
 // The folder for --restart, created: previous-run-YYYYMMDD-HHMMSS, or with -2, -3 ... when a
 // restart in the same second made that one already.
-fs::path new_aside_folder(const RunPaths& paths, std::time_t when) {
+fs::path new_aside_folder(const run::RunPaths& paths, std::time_t when) {
   std::tm local{};
   localtime_r(&when, &local);
   char stamp[32];
@@ -256,7 +188,7 @@ fs::path new_aside_folder(const RunPaths& paths, std::time_t when) {
 
 }  // namespace
 
-void check_can_start(const RunPaths& paths, StartMode mode) {
+void check_can_start(const run::RunPaths& paths, StartMode mode) {
   if (mode != StartMode::resume) return;
   ATTN_CHECK(fs::is_directory(paths.dir), "--resume: there is no run to resume: the run directory ", paths.dir,
              " (config key output_dir) does not exist");
@@ -265,7 +197,7 @@ void check_can_start(const RunPaths& paths, StartMode mode) {
   check_resumable(paths);
 }
 
-OpenedRun open_run_directory(const io::Config& config, const RunPaths& paths, StartMode mode) {
+OpenedRun open_run_directory(const io::Config& config, const run::RunPaths& paths, StartMode mode) {
   std::error_code error;
   fs::create_directories(paths.dir, error);
   ATTN_CHECK(!error, "cannot create the run directory ", paths.dir, " (config key output_dir): ", error.message());
@@ -283,16 +215,7 @@ OpenedRun open_run_directory(const io::Config& config, const RunPaths& paths, St
   return {std::move(lock), new_vocabularies(config, paths)};
 }
 
-Vocabularies load_vocabularies(const RunPaths& paths) {
-  Vocabularies vocab{data::Vocab::load(paths.source_vocab), data::Vocab::load(paths.target_vocab), {}};
-  for (const std::string& path : {paths.source_vocab, paths.target_vocab})
-    if (!vocab.digests.count(name_of(path))) vocab.digests[name_of(path)] = io::sha256_of_file(path);  // joint: once
-  return vocab;
-}
-
-std::string digests_to_json(const VocabDigests& digests) { return nlohmann::json(digests).dump(); }
-
-std::string move_run_aside(const RunPaths& paths, std::time_t when) {
+std::string move_run_aside(const run::RunPaths& paths, std::time_t when) {
   std::vector<fs::path> entries;
   for (const fs::directory_entry& entry : fs::directory_iterator(paths.dir))
     if (!entry.is_directory() && belongs_to_run(entry.path().filename().string())) entries.push_back(entry.path());
@@ -304,30 +227,6 @@ std::string move_run_aside(const RunPaths& paths, std::time_t when) {
     ATTN_CHECK(!error, "--restart: cannot move ", entry.string(), " into ", folder.string(), ": ", error.message());
   }
   return folder.string();
-}
-
-LoadedRun load_run(const std::string& dir) {
-  ATTN_CHECK(fs::exists(dir), "model directory ", dir, " does not exist");
-  ATTN_CHECK(fs::is_directory(dir), dir,
-             " is not a directory: a model is the run directory attn-train writes (its config's output_dir), not a "
-             "file in it");
-  LoadedRun run;
-  std::string config_path = (fs::path(dir) / "config.json").string();
-  ATTN_CHECK(fs::exists(config_path), dir, " is not a run directory: it has no config.json");
-  run.config = io::load_config(config_path);
-  run.paths = run_paths(dir, run.config.vocab.joint);
-  run.vocab = std::make_unique<Vocabularies>(load_vocabularies(run.paths));
-  if (std::optional<VocabDigests> record = read_vocab_record(run.paths))
-    check_vocab_record(run.paths, *record, run.vocab->digests);
-  run.model = models::make_model(run.config, {run.vocab->source.size(), run.vocab->target.size()});
-  run.checkpoint = fs::exists(run.paths.best_checkpoint) ? run.paths.best_checkpoint : run.paths.last_checkpoint;
-  ATTN_CHECK(fs::exists(run.checkpoint), dir, " has no checkpoint yet (",
-             fs::path(run.paths.best_checkpoint).filename().string(), " or ",
-             fs::path(run.paths.last_checkpoint).filename().string(), ")");
-  io::Checkpoint checkpoint = io::load_checkpoint(run.checkpoint);
-  check_checkpoint_vocabulary(checkpoint.path, checkpoint.metadata, run.vocab->digests);
-  io::load_parameters(checkpoint, run.model->parameters());
-  return run;
 }
 
 }  // namespace attn::train

@@ -6,23 +6,20 @@
 #include <optional>
 #include <spdlog/spdlog.h>
 
-#include "data/batcher.h"
 #include "core/process_memory.h"
 #include "core/rng.h"
+#include "data/batcher.h"
 #include "data/corpus.h"
 #include "dist/communicator.h"
 #include "dnnl/context.h"
 #include "io/checkpoint.h"
 #include "models/model_factory.h"
-#include "ops/cross_entropy.h"
-#include "optim/adam.h"
-#include "optim/clip.h"
-#include "optim/schedule.h"
 #include "train/input_files.h"
 #include "train/progress_log.h"
 #include "train/run_directory.h"
 #include "train/stop_signal.h"
 #include "train/train_state.h"
+#include "train/train_step.h"
 #include "train/validator.h"
 
 namespace attn::train {
@@ -34,15 +31,10 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-// Sums over one optimizer step (all accumulated batches, all ranks).
-struct StepStats {
-  double loss = 0;  // smoothed loss sum
-  double nll = 0;   // unsmoothed -log p sum
-  int64_t tokens = 0;
-  double grad_norm = 0;
-  double allreduce_seconds = 0;  // summing the gradients over ranks
-  bool finite = true;
-};
+// Elapsed time and ETA on the console, to the second ("?" while unknown).
+std::string rounded_duration(double seconds) {
+  return std::isfinite(seconds) && seconds >= 0 ? io::format_duration(io::Duration{std::round(seconds)}) : "?";
+}
 
 // Sums over the steps since the last progress line.
 struct Window {
@@ -71,13 +63,12 @@ class TrainingRun {
   dist::Communicator& world_ = dist::world();
   io::Config config_;
   TrainOptions options_;
-  RunPaths paths_;
+  run::RunPaths paths_;
   std::optional<io::FileLock> lock_;  // rank 0's, held while the run lasts
-  Vocabularies vocab_;
+  run::Vocabularies vocab_;
   std::unique_ptr<data::Batcher> batcher_;
   std::unique_ptr<models::Seq2SeqModel> model_;
-  std::unique_ptr<optim::Adam> adam_;
-  optim::ScheduleOptions schedule_;
+  std::unique_ptr<TrainStep> step_;
   std::unique_ptr<Validator> validator_;
   std::unique_ptr<ProgressLog> log_;
   TrainState state_;
@@ -89,11 +80,11 @@ class TrainingRun {
 // Rank 0 opens the run directory (lock, config, vocabulary) and keeps its lock in `lock`; the
 // other ranks wait for it, then read the vocabulary from it (output_dir must be on a file
 // system every rank sees).
-Vocabularies open_on_ranks(const io::Config& config, const RunPaths& paths, StartMode mode, dist::Communicator& world,
-                           std::optional<io::FileLock>& lock) {
+run::Vocabularies open_on_ranks(const io::Config& config, const run::RunPaths& paths, StartMode mode,
+                                dist::Communicator& world, std::optional<io::FileLock>& lock) {
   if (!world.is_root()) {
     world.barrier();
-    return load_vocabularies(paths);
+    return run::load_vocabularies(paths);
   }
   OpenedRun opened = open_run_directory(config, paths, mode);
   lock = std::move(opened.lock);
@@ -107,33 +98,31 @@ StartMode start_mode(const TrainOptions& options) {
   return options.resume ? StartMode::resume : options.restart ? StartMode::restart : StartMode::fresh;
 }
 
-std::unique_ptr<data::Batcher> make_batcher(const io::Config& config, const Vocabularies& vocab) {
+std::unique_ptr<data::Batcher> make_batcher(const io::Config& config, const run::Vocabularies& vocab) {
   data::ParallelText text = data::read_parallel(config.data.train_src, config.data.train_tgt);
   data::EncodedCorpus corpus = data::encode_corpus(text, vocab.source, vocab.target, config.data.max_len);
   spdlog::info("training corpus: {} pairs ({} skipped: {} longer than data.max_len={}, {} empty)",
                corpus.examples.size(), corpus.skipped(), corpus.skipped_long, config.data.max_len,
                corpus.skipped_empty);
   ATTN_CHECK(!corpus.examples.empty(), "no training pair left after filtering ", config.data.train_src);
-  data::BatcherOptions options{config.train.batch_tokens, config.train.pad_multiple,
-                               static_cast<uint64_t>(config.train.seed), true};
+  data::BatcherOptions options;
+  options.batch_tokens = config.train.batch_tokens;
+  options.pad_multiple = config.train.pad_multiple;
+  options.seed = static_cast<uint64_t>(config.train.seed);
+  options.shuffle = true;
   return std::make_unique<data::Batcher>(std::move(corpus.examples), options);
 }
 
 TrainingRun::TrainingRun(const io::Config& config, const TrainOptions& options, StartMode mode)
     : config_(config),
       options_(options),
-      paths_(run_paths(config.output_dir, config.vocab.joint)),
+      paths_(run::run_paths(config.output_dir, config.vocab.joint)),
       vocab_(open_on_ranks(config, paths_, mode, world_, lock_)),
       // Each rank its own dropout stream: its rows are other sentences than rank 0's.
       dropout_seed_(mix64(static_cast<uint64_t>(config.train.seed) * 0x9e3779b97f4a7c15ull + 1, world_.rank())) {
   batcher_ = make_batcher(config, vocab_);
   model_ = models::make_model(config, {vocab_.source.size(), vocab_.target.size()});
-  const io::TrainConfig& t = config.train;
-  adam_ = std::make_unique<optim::Adam>(
-      model_->parameters(),
-      optim::AdamOptions{float(t.adam_beta1), float(t.adam_beta2), float(t.adam_epsilon), float(t.weight_decay), true});
-  schedule_ = {optim::parse_schedule(t.schedule), float(t.learning_rate), t.warmup_steps,
-               config.model.transformer.d_model};
+  step_ = std::make_unique<TrainStep>(*model_, config);
   if (world_.is_root()) {
     validator_ = std::make_unique<Validator>(config, vocab_);
     log_ = std::make_unique<ProgressLog>(paths_.log);
@@ -145,15 +134,15 @@ TrainingRun::TrainingRun(const io::Config& config, const TrainOptions& options, 
   if (options.resume) load_resume_state();
   synchronize_ranks();
   // The state (fresh, resumed or rank 0's) decides where Adam and the batcher stand.
-  adam_->set_step_count(state_.optimizer_steps);
+  step_->adam().set_step_count(state_.optimizer_steps);
   batcher_->set_position(state_.batcher);
 }
 
 void TrainingRun::load_resume_state() {
   io::Checkpoint checkpoint = io::load_checkpoint(paths_.last_checkpoint);  // its vocabulary checked on opening
   io::load_parameters(checkpoint, model_->parameters());
-  io::load_extra(checkpoint, "optimizer.m", adam_->first_moment());
-  io::load_extra(checkpoint, "optimizer.v", adam_->second_moment());
+  io::load_extra(checkpoint, "optimizer.m", step_->adam().first_moment());
+  io::load_extra(checkpoint, "optimizer.v", step_->adam().second_moment());
   state_ = train_state_of(checkpoint);
   spdlog::info("resumed from {} at step {} (epoch {})", paths_.last_checkpoint, state_.step, state_.batcher.epoch);
 }
@@ -165,7 +154,7 @@ void TrainingRun::synchronize_ranks() {
   if (world_.size() == 1) return;
   ParameterStore& parameters = model_->parameters();
   world_.broadcast(parameters.values(), int64_t(parameters.size() * sizeof(float)), 0);
-  for (Tensor moment : {adam_->first_moment(), adam_->second_moment()})
+  for (Tensor moment : {step_->adam().first_moment(), step_->adam().second_moment()})
     world_.broadcast(moment.data(), moment.numel() * int64_t(sizeof(float)), 0);
   nlohmann::json state = nlohmann::json::parse(world_.broadcast_string(state_.to_json().dump()));
   state_ = TrainState::from_json(state);
@@ -199,28 +188,12 @@ StepStats TrainingRun::train_step() {
     group_tokens += whole.tgt_tokens;
     group.push_back(world_.size() == 1 ? std::move(whole) : data::shard(whole, world_.rank(), world_.size()));
   }
-  StepStats stats;
-  ops::CrossEntropyOptions loss_options{float(config_.train.label_smoothing), data::kPadId};
   Rng dropout_rng = dropout_rng_for(state_.step + 1);
-  for (const data::Batch& batch : group) {
-    if (batch.size == 0) continue;  // fewer sentences than ranks
-    Tape tape;
-    layers::RunContext ctx{tape, true, &dropout_rng};
-    Tensor logits = model_->forward(ctx, batch);  // (B, T, V)
-    ops::CrossEntropyResult ce = ops::cross_entropy(tape, logits, batch.tgt_out, loss_options);
-    stats.loss += ce.loss.item();
-    stats.nll += ce.nll_sum;
-    stats.tokens += ce.tokens;
-    tape.backward(ce.loss, 1.f / float(group_tokens));  // the step's loss is per target token (of all ranks)
-  }
+  // Seeded with the token count of all ranks' shares, so the sum over ranks is the mean.
+  StepStats stats = step_->accumulate(group, group_tokens, dropout_rng);
   sum_over_ranks(stats);
-  ParameterStore& parameters = model_->parameters();
-  if (options_.after_backward) options_.after_backward(state_.step + 1, parameters);
-  stats.grad_norm = config_.train.clip_norm > 0 ? optim::clip_grad_norm(parameters, config_.train.clip_norm)
-                                                : optim::global_grad_norm(parameters);
-  stats.finite = std::isfinite(stats.loss) && std::isfinite(stats.grad_norm);
-  if (stats.finite) adam_->step(learning_rate_at(schedule_, state_.step + 1));
-  parameters.zero_grad();
+  if (options_.after_backward) options_.after_backward(state_.step + 1, model_->parameters());
+  step_->update(stats, state_.step + 1);
   return stats;
 }
 
@@ -235,7 +208,7 @@ void TrainingRun::report(const StepStats& stats) {
   double tokens_per_second = window_.tokens / std::max(seconds, 1e-9);
   double loss = window_.loss / std::max<int64_t>(window_.tokens, 1);
   double perplexity = std::exp(window_.nll / std::max<int64_t>(window_.tokens, 1));
-  float lr = learning_rate_at(schedule_, state_.step);
+  float lr = step_->learning_rate(state_.step);
   dnn::PrimitiveCache& cache = dnn::Context::get().cache();
   double seconds_per_step = seconds / window_.steps;
   double eta = std::numeric_limits<double>::infinity();
@@ -260,7 +233,7 @@ void TrainingRun::report(const StepStats& stats) {
   log_->write(record, fmt::format("step {:>6} | epoch {:>2} | loss {:.3f} | ppl {:7.2f} | lr {:.2e} | "
                                   "{:6.0f} tok/s | elapsed {} | ETA {}",
                                   state_.step, batcher_->epoch(), loss, perplexity, lr, tokens_per_second,
-                                  format_duration(elapsed()), format_duration(eta)));
+                                  rounded_duration(elapsed()), rounded_duration(eta)));
   window_ = Window{};
   cache.reset_counters();  // the hit rate is per window: after warm-up it should stay near 100%
 }
@@ -290,16 +263,16 @@ bool TrainingRun::validate() {
 void TrainingRun::save(bool best) {
   io::CheckpointExtras extras;
   extras.metadata["config"] = io::config_to_json(config_).dump();
-  extras.metadata[kVocabDigestsKey] = digests_to_json(vocab_.digests);
+  extras.metadata[run::kVocabDigestsKey] = run::digests_to_json(vocab_.digests);
   const std::string& path = best ? paths_.best_checkpoint : paths_.last_checkpoint;
   if (!best) {
     state_.batcher = batcher_->position();
-    state_.optimizer_steps = adam_->step_count();
+    state_.optimizer_steps = step_->adam().step_count();
     TrainState saved = state_;
     saved.elapsed_seconds = elapsed();
     extras.metadata["train_state"] = saved.to_json().dump();
-    extras.tensors["optimizer.m"] = adam_->first_moment();
-    extras.tensors["optimizer.v"] = adam_->second_moment();
+    extras.tensors["optimizer.m"] = step_->adam().first_moment();
+    extras.tensors["optimizer.v"] = step_->adam().second_moment();
   }
   try {
     io::save_checkpoint(path, model_->parameters(), extras);
@@ -358,7 +331,7 @@ void TrainingRun::run() {
   // The metric is stored oriented so that higher is better: loss is kept negated.
   double best = config_.train.valid_metric == "loss" ? -state_.best_metric : state_.best_metric;
   spdlog::info("training finished at step {} after {}; best {} {:.2f} at step {}", state_.step,
-               format_duration(elapsed()), config_.train.valid_metric, best, state_.best_step);
+               rounded_duration(elapsed()), config_.train.valid_metric, best, state_.best_step);
 }
 
 }  // namespace
@@ -366,7 +339,7 @@ void TrainingRun::run() {
 void train(const io::Config& config, const TrainOptions& options) {
   if (!dist::world().is_root()) spdlog::set_level(spdlog::level::err);  // rank 0 speaks for the run
   const StartMode mode = start_mode(options);
-  check_can_start(run_paths(config.output_dir, config.vocab.joint), mode);
+  check_can_start(run::run_paths(config.output_dir, config.vocab.joint), mode);
   check_input_files(config);
   dnn::set_num_threads(config.train.threads);
   dnn::Context::get().set_matmul_precision(config.train.precision == "bf16" ? dnn::MatmulPrecision::bf16

@@ -18,7 +18,7 @@ double ValidationResult::metric(const std::string& name) const {
   return -loss;
 }
 
-Validator::Validator(const io::Config& config, const Vocabularies& vocab) : vocab_(vocab), config_(config) {
+Validator::Validator(const io::Config& config, const run::Vocabularies& vocab) : vocab_(vocab), config_(config) {
   data::ParallelText text = data::read_parallel(config.data.valid_src, config.data.valid_tgt);
   if (config.data.valid_max_sentences > 0 && int64_t(text.src.size()) > config.data.valid_max_sentences) {
     text.src.resize(config.data.valid_max_sentences);
@@ -26,12 +26,16 @@ Validator::Validator(const io::Config& config, const Vocabularies& vocab) : voca
   }
   sources_ = text.src;
   references_ = text.tgt;
-  // Every pair counts for loss: max_len only bounds the positions the model can hold, padding
-  // (up to a multiple of train.pad_multiple) included.
-  const int pad = config.train.pad_multiple;
-  int max_len = config.model.type == "transformer" ? config.model.transformer.max_positions / pad * pad : 1 << 20;
+  // Every pair counts for loss: only a model's position limit (models::position_limit; an RNN
+  // has none) bounds the sides, padding to a multiple of train.pad_multiple included.
+  const int64_t pad = config.train.pad_multiple, limit = models::position_limit(config);
+  const int max_len = limit > 0 ? int(limit / pad * pad) : 1 << 20;
   data::EncodedCorpus corpus = data::encode_corpus(text, vocab.source, vocab.target, max_len);
-  data::Batcher batcher(std::move(corpus.examples), {config.train.batch_tokens, config.train.pad_multiple, 1, false});
+  data::BatcherOptions batching;
+  batching.batch_tokens = config.train.batch_tokens;
+  batching.pad_multiple = config.train.pad_multiple;
+  batching.shuffle = false;  // sorted by length, in input order among equals
+  data::Batcher batcher(std::move(corpus.examples), batching);
   for (int64_t i = 0; i < batcher.batches_per_epoch(); ++i) batches_.push_back(batcher.next());
 }
 
@@ -39,23 +43,22 @@ ValidationResult Validator::run(const models::Seq2SeqModel& model) const {
   ValidationResult result;
   double nll = 0;
   int64_t tokens = 0;
+  ops::CrossEntropyOptions unsmoothed;  // the dev loss is plain -log p
+  unsmoothed.pad_id = data::kPadId;
   for (const data::Batch& batch : batches_) {
     Tape tape;
     NoGradScope no_grad(tape);
     Tensor logits = model.forward(layers::RunContext{tape}, batch);  // (B, T, V)
-    ops::CrossEntropyResult ce = ops::cross_entropy(tape, logits, batch.tgt_out, {0.f, data::kPadId});
+    ops::CrossEntropyResult ce = ops::cross_entropy(tape, logits, batch.tgt_out, unsmoothed);
     nll += ce.nll_sum;
     tokens += ce.tokens;
   }
   result.loss = tokens ? nll / double(tokens) : 0.0;
   result.perplexity = std::exp(result.loss);
 
-  decode::TranslateOptions options;
-  options.search.beam = 1;
-  options.search.max_len_ratio = static_cast<float>(config_.decode.max_len_ratio);
-  options.search.max_len_extra = config_.decode.max_len_extra;
+  decode::TranslateOptions options = decode::translate_options(config_);
+  options.search.beam = 1;  // validation BLEU is greedy
   options.batch_size = 64;
-  options.max_source_tokens = options.search.max_output_tokens = models::max_sequence_length(config_);
   decode::Translator translator(model, vocab_.source, vocab_.target, options);
   std::vector<std::string> hypotheses;
   for (auto& translation : translator.translate(sources_)) hypotheses.push_back(translation.text);

@@ -7,7 +7,7 @@
 #include "data/batch.h"
 #include "io/config.h"
 #include "models/seq2seq_model.h"
-#include "train/run_directory.h"
+#include "run/run_files.h"
 
 namespace attn::train {
 
@@ -23,11 +23,11 @@ struct ValidationResult {
 
 class Validator {
  public:
-  Validator(const io::Config& config, const Vocabularies& vocab);
+  Validator(const io::Config& config, const run::Vocabularies& vocab);
   ValidationResult run(const models::Seq2SeqModel& model) const;
 
  private:
-  const Vocabularies& vocab_;
+  const run::Vocabularies& vocab_;
   io::Config config_;
   std::vector<std::string> sources_, references_;
   std::vector<data::Batch> batches_;

@@ -64,8 +64,8 @@ Result run_with(const TempDir& dir, const std::string& program, const std::strin
 
 }  // namespace
 
-Result run(const TempDir& dir, const std::string& program, const std::string& arguments, const std::string& input,
-           const std::string& prefix) {
+Result run_program(const TempDir& dir, const std::string& program, const std::string& arguments,
+                   const std::string& input, const std::string& prefix) {
   Result result = run_with(dir, program, arguments, input, prefix, dir.file("stdout.txt"));
   result.out = read_text(dir.file("stdout.txt"));
   return result;

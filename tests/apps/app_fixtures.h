@@ -28,8 +28,8 @@ std::string quoted(const std::string& path);
 // Runs `program arguments` through the shell with stdin from `input` (or nothing); `prefix`
 // is shell code run first, in the same shell (e.g. "ulimit -f 16;"), or a launcher that runs
 // the program (e.g. "mpirun -np 2").
-Result run(const TempDir& dir, const std::string& program, const std::string& arguments,
-           const std::string& input = "/dev/null", const std::string& prefix = "");
+Result run_program(const TempDir& dir, const std::string& program, const std::string& arguments,
+                   const std::string& input = "/dev/null", const std::string& prefix = "");
 // The same with standard output sent to `output` (e.g. "/dev/full"); Result::out stays empty.
 Result run_to(const TempDir& dir, const std::string& output, const std::string& program, const std::string& arguments,
               const std::string& input = "/dev/null");
@@ -76,6 +76,11 @@ struct Corpus {
   std::vector<std::string> src, tgt;
 };
 Corpus synthetic_corpus(int sentences, uint32_t seed);
+
+// train.* overrides for a run that only a signal or a kill ends: no step, time or epoch limit
+// is near, and it saves every 5 steps.
+inline const nlohmann::json kEndless = {
+    {"max_steps", 1000000}, {"save_every", 5}, {"valid_every", 1000000}, {"log_every", 5}};
 
 // Writes the corpus and a tiny config of `model_type` ("transformer" or "rnn"; run directory
 // dir/run, one thread) into `dir`, with `train` merged into its "train" section; returns the

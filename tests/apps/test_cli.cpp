@@ -24,7 +24,7 @@ TEST_CASE("attn-train - attn-translate and attn-score work end to end on a tiny 
   const std::string config = write_tiny_setup(dir);
   const std::string run_dir = dir.file("run");
 
-  Result trained = run(dir, "attn-train", "--config " + quoted(config));
+  Result trained = run_program(dir, "attn-train", "--config " + quoted(config));
   INFO("attn-train stderr:\n" << trained.err);
   REQUIRE(trained.exit_code == 0);
   CHECK(trained.out.empty());  // logs go to stderr
@@ -39,11 +39,13 @@ TEST_CASE("attn-train - attn-translate and attn-score work end to end on a tiny 
     if (record.at("type") == "valid")
       for (const char* key : {"loss", "ppl", "bleu", "chrf", "best"}) CHECK(record.contains(key));
     else
-      for (const char* key : {"loss", "ppl", "lr", "grad_norm", "tokens_per_s", "epoch", "rss_mb"}) CHECK(record.contains(key));
+      for (const char* key : {"loss", "ppl", "lr", "grad_norm", "tokens_per_s", "epoch", "rss_mb"})
+        CHECK(record.contains(key));
   }
 
   SECTION("--resume continues from the last checkpoint and the log's steps continue") {
-    Result resumed = run(dir, "attn-train", "--config " + quoted(config) + " --resume --set train.max_steps=60");
+    Result resumed =
+        run_program(dir, "attn-train", "--config " + quoted(config) + " --resume --set train.max_steps=60");
     INFO("attn-train --resume stderr:\n" << resumed.err);
     REQUIRE(resumed.exit_code == 0);
     CHECK_THAT(resumed.err, Catch::Contains("resumed from") && Catch::Contains("at step 40"));
@@ -56,7 +58,7 @@ TEST_CASE("attn-train - attn-translate and attn-score work end to end on a tiny 
   write_lines(dir.file("input.txt"), input);
 
   SECTION("attn-translate: one output line per input line, an empty line for an empty one") {
-    Result translated = run(dir, "attn-translate", "--model " + quoted(run_dir), dir.file("input.txt"));
+    Result translated = run_program(dir, "attn-translate", "--model " + quoted(run_dir), dir.file("input.txt"));
     INFO("attn-translate stderr:\n" << translated.err);
     REQUIRE(translated.exit_code == 0);
     std::vector<std::string> output = split_lines(translated.out);
@@ -72,7 +74,7 @@ TEST_CASE("attn-train - attn-translate and attn-score work end to end on a tiny 
 
   SECTION("attn-translate --nbest: N lines 'index ||| text ||| score' per input line, best first") {
     Result translated =
-        run(dir, "attn-translate", "--model " + quoted(run_dir) + " --beam 3 --nbest 2", dir.file("input.txt"));
+        run_program(dir, "attn-translate", "--model " + quoted(run_dir) + " --beam 3 --nbest 2", dir.file("input.txt"));
     INFO("attn-translate stderr:\n" << translated.err);
     REQUIRE(translated.exit_code == 0);
     std::vector<std::string> output = split_lines(translated.out);
@@ -96,8 +98,8 @@ TEST_CASE("attn-train - attn-translate and attn-score work end to end on a tiny 
 
   SECTION("attn-score gives BLEU 100 and chrF 100 for a file against itself") {
     Result scored =
-        run(dir, "attn-score",
-            "--ref " + quoted(dir.file("valid.tgt")) + " --hyp " + quoted(dir.file("valid.tgt")) + " --json");
+        run_program(dir, "attn-score",
+                    "--ref " + quoted(dir.file("valid.tgt")) + " --hyp " + quoted(dir.file("valid.tgt")) + " --json");
     INFO("attn-score stderr:\n" << scored.err);
     REQUIRE(scored.exit_code == 0);
     json report = json::parse(scored.out);
@@ -109,7 +111,7 @@ TEST_CASE("attn-train - attn-translate and attn-score work end to end on a tiny 
 TEST_CASE("attn-train reports a bad config in one line that names the file or the key", "[cli]") {
   TempDir dir;
   SECTION("a missing config file") {
-    Result result = run(dir, "attn-train", "--config " + quoted(dir.file("missing.json")));
+    Result result = run_program(dir, "attn-train", "--config " + quoted(dir.file("missing.json")));
     CHECK(result.exit_code != 0);
     CHECK(result.out.empty());
     CHECK(split_lines(result.err).size() == 1);
@@ -117,7 +119,7 @@ TEST_CASE("attn-train reports a bad config in one line that names the file or th
   }
   SECTION("a misspelt key in --set") {
     const std::string config = write_tiny_setup(dir);
-    Result result = run(dir, "attn-train", "--config " + quoted(config) + " --set model.trasnformer.d_model=8");
+    Result result = run_program(dir, "attn-train", "--config " + quoted(config) + " --set model.trasnformer.d_model=8");
     CHECK(result.exit_code != 0);
     CHECK(split_lines(result.err).size() == 1);
     CHECK_THAT(result.err, Catch::Contains("model.trasnformer") && Catch::Contains("did you mean model.transformer"));
@@ -131,7 +133,7 @@ TEST_CASE("attn-dump-attention writes forced and free attention as tidy CSV - an
   TempDir dir;
   const std::string config = write_tiny_setup(dir, json::object(), family);
   const std::string model = "--model " + quoted(dir.file("run"));
-  Result trained = run(dir, "attn-train", "--config " + quoted(config) + " --set train.max_steps=20");
+  Result trained = run_program(dir, "attn-train", "--config " + quoted(config) + " --set train.max_steps=20");
   INFO("attn-train stderr:\n" << trained.err);
   REQUIRE(trained.exit_code == 0);
 
@@ -175,7 +177,7 @@ TEST_CASE("attn-dump-attention writes forced and free attention as tidy CSV - an
   };
 
   {  // forced on the reference, to --out
-    Result dumped = run(dir, "attn-dump-attention", model + files + " --out " + quoted(dir.file("att.csv")));
+    Result dumped = run_program(dir, "attn-dump-attention", model + files + " --out " + quoted(dir.file("att.csv")));
     INFO("forced stderr:\n" << dumped.err);
     REQUIRE(dumped.exit_code == 0);
     CHECK(dumped.out.empty());
@@ -184,13 +186,13 @@ TEST_CASE("attn-dump-attention writes forced and free attention as tidy CSV - an
     check_dump(text);
   }
   for (const std::string beam : {"", " --beam 2"}) {  // free: the model's own translation, to stdout
-    Result dumped = run(dir, "attn-dump-attention", model + " --src " + quoted(dir.file("s.txt")) + beam);
+    Result dumped = run_program(dir, "attn-dump-attention", model + " --src " + quoted(dir.file("s.txt")) + beam);
     INFO("free" << beam << " stderr:\n" << dumped.err);
     REQUIRE(dumped.exit_code == 0);
     check_dump(dumped.out);
   }
   {  // one mean map per sentence
-    Result dumped = run(dir, "attn-dump-attention", model + files + " --kind cross --layer 0 --average-heads");
+    Result dumped = run_program(dir, "attn-dump-attention", model + files + " --kind cross --layer 0 --average-heads");
     INFO("--average-heads stderr:\n" << dumped.err);
     REQUIRE(dumped.exit_code == 0);
     std::vector<attn::testing::AttentionRow> rows = attn::testing::parse_attention_csv(dumped.out);
@@ -199,7 +201,7 @@ TEST_CASE("attn-dump-attention writes forced and free attention as tidy CSV - an
     for (const auto& row : rows) CHECK((row.kind == "cross" && row.head == "mean"));
   }
   {  // one Pharaoh line per input line
-    Result aligned = run(dir, "attn-dump-attention", model + files + " --alignments");
+    Result aligned = run_program(dir, "attn-dump-attention", model + files + " --alignments");
     INFO("--alignments stderr:\n" << aligned.err);
     REQUIRE(aligned.exit_code == 0);
     std::vector<std::string> lines = split_lines(aligned.out);
@@ -209,13 +211,14 @@ TEST_CASE("attn-dump-attention writes forced and free attention as tidy CSV - an
     for (const auto& line : lines) CHECK(std::regex_match(line, pharaoh));
   }
   {  // errors in one line: a layer out of range, line counts that differ
-    Result layer = run(dir, "attn-dump-attention", model + files + " --kind cross --layer 3");
+    Result layer = run_program(dir, "attn-dump-attention", model + files + " --kind cross --layer 3");
     CHECK(layer.exit_code != 0);
     CHECK(split_lines(layer.err).size() == 1);
     CHECK_THAT(layer.err, Catch::Contains("layer 3 is out of range") && Catch::Contains("1 layer"));
     write_lines(dir.file("short.txt"), {tgt[0]});
-    Result counts = run(dir, "attn-dump-attention",
-                        model + " --src " + quoted(dir.file("s.txt")) + " --tgt " + quoted(dir.file("short.txt")));
+    Result counts =
+        run_program(dir, "attn-dump-attention",
+                    model + " --src " + quoted(dir.file("s.txt")) + " --tgt " + quoted(dir.file("short.txt")));
     CHECK(counts.exit_code != 0);
     CHECK(split_lines(counts.err).size() == 1);
     CHECK_THAT(counts.err, Catch::Contains("s.txt has 4 lines") && Catch::Contains("short.txt has 1"));

@@ -58,7 +58,7 @@ TEST_CASE("every program answers --version with attn's version - commit - oneDNN
   TempDir dir;
   for (const std::string& program : kPrograms) {
     INFO(program);
-    Result result = run(dir, program, "--version");
+    Result result = run_program(dir, program, "--version");
     INFO("stderr:\n" << result.err);
     CHECK(result.exit_code == 0);
     CHECK(result.err.empty());
@@ -137,35 +137,37 @@ TEST_CASE("numeric flags that make no sense are errors that name the flag", "[cl
   };
   for (const Case& c : cases) {
     INFO(c.program << " " << c.arguments);
-    check_refused(run(dir, c.program, c.arguments), c.flag + ": must be ");
+    check_refused(run_program(dir, c.program, c.arguments), c.flag + ": must be ");
   }
-  check_refused(run(dir, "attn-translate", "--beam abc"), "--beam");
+  check_refused(run_program(dir, "attn-translate", "--beam abc"), "--beam");
 }
 
 TEST_CASE("attn-bench train with no timed step is an error - not a crash", "[cli]") {
   TempDir dir;
   const std::string config = write_tiny_setup(dir);
   for (const std::string steps : {"0", "-1"}) {
-    Result result = run(dir, "attn-bench", "train --config " + quoted(config) + " --steps " + steps);
+    Result result = run_program(dir, "attn-bench", "train --config " + quoted(config) + " --steps " + steps);
     check_refused(result, "--steps: must be at least 1; got " + steps);
   }
 }
 
 TEST_CASE("an unknown subcommand is named and the valid ones listed", "[cli]") {
   TempDir dir;
-  check_refused(run(dir, "attn-bench", "bogus"), "unknown subcommand 'bogus'; valid subcommands: train, decode");
-  check_refused(run(dir, "attn-bench", "bogus --steps 3"), "unknown subcommand 'bogus'");
-  check_refused(run(dir, "attn-tokenize", "tokenise"),
+  check_refused(run_program(dir, "attn-bench", "bogus"),
+                "unknown subcommand 'bogus'; valid subcommands: train, decode");
+  check_refused(run_program(dir, "attn-bench", "bogus --steps 3"), "unknown subcommand 'bogus'");
+  check_refused(run_program(dir, "attn-tokenize", "tokenise"),
                 "unknown subcommand 'tokenise'; valid subcommands: train, encode, decode");
-  check_refused(run(dir, "attn-bench", ""), "a subcommand is required: train, decode");
+  check_refused(run_program(dir, "attn-bench", ""), "a subcommand is required: train, decode");
 }
 
 TEST_CASE("every program fails with a message when its standard output cannot be written", "[cli]") {
   TempDir dir;
   const std::string config = write_tiny_setup(dir);
   const std::string valid_tgt = quoted(dir.file("valid.tgt"));
-  Result vocab = run(dir, "attn-tokenize",
-                     "train --input " + valid_tgt + " --model-prefix " + quoted(dir.file("spm")) + " --vocab-size 40");
+  Result vocab =
+      run_program(dir, "attn-tokenize",
+                  "train --input " + valid_tgt + " --model-prefix " + quoted(dir.file("spm")) + " --vocab-size 40");
   INFO("attn-tokenize train stderr:\n" << vocab.err);
   REQUIRE(vocab.exit_code == 0);
   const std::string spm = quoted(dir.file("spm.model"));
@@ -186,7 +188,7 @@ TEST_CASE("every program fails with a message when its standard output cannot be
   };
   for (const Case& c : cases) {
     INFO(c.program << " " << c.arguments);
-    Result ok = run(dir, c.program, c.arguments, c.input);  // the same run works with a writable stdout
+    Result ok = run_program(dir, c.program, c.arguments, c.input);  // the same run works with a writable stdout
     INFO("stderr with a file:\n" << ok.err);
     CHECK(ok.exit_code == 0);
     CHECK_FALSE(ok.out.empty());
@@ -207,7 +209,7 @@ TEST_CASE("without --model the error says where the programs looked and what to 
       {"attn-score", "--subset test --hyp " + quoted(dir.file("s.txt"))}};
   for (const auto& [program, arguments] : programs) {
     INFO(program);
-    check_refused(run(dir, program, arguments, "/dev/null", here),
+    check_refused(run_program(dir, program, arguments, "/dev/null", here),
                   "no model: --model is not given, $ATTN_MODEL is not set, and the default run 'runs/en-it' (there "
                   "is no configs/en-it.json here either) does not exist in " +
                       dir.file("empty") + "; pass --model RUN_DIR");
@@ -215,10 +217,10 @@ TEST_CASE("without --model the error says where the programs looked and what to 
   // A configs/en-it.json names the default run by its output_dir.
   std::filesystem::create_directories(dir.file("empty/configs"));
   std::ofstream(dir.file("empty/configs/en-it.json")) << R"({"output_dir": "runs/elsewhere"})";
-  check_refused(run(dir, "attn-translate", "", "/dev/null", here),
+  check_refused(run_program(dir, "attn-translate", "", "/dev/null", here),
                 "the default run 'runs/elsewhere' (output_dir of configs/en-it.json) does not exist");
   // $ATTN_MODEL is named when it is what pointed nowhere.
-  check_refused(run(dir, "attn-translate", "", "/dev/null", "ATTN_MODEL=" + quoted(dir.file("nothing"))),
+  check_refused(run_program(dir, "attn-translate", "", "/dev/null", "ATTN_MODEL=" + quoted(dir.file("nothing"))),
                 "$ATTN_MODEL is '" + dir.file("nothing") + "', which is not a directory");
 }
 
@@ -231,35 +233,36 @@ TEST_CASE("attn-translate and attn-score --subset - attn-train --print: a run's 
       " --set data.test_src=" + dir.file("valid.src") + " --set data.test_tgt=" + dir.file("valid.tgt");
 
   // --print: one resolved value, overrides included, strings without quotes.
-  Result printed = run(dir, "attn-train", "--config " + quoted(config) + test_set + " --print output_dir");
+  Result printed = run_program(dir, "attn-train", "--config " + quoted(config) + test_set + " --print output_dir");
   INFO("--print stderr:\n" << printed.err);
   CHECK(printed.exit_code == 0);
   CHECK(printed.out == run_dir + "\n");
   Result number =
-      run(dir, "attn-train", "--config " + quoted(config) + " --set train.max_steps=7 --print train.max_steps");
+      run_program(dir, "attn-train", "--config " + quoted(config) + " --set train.max_steps=7 --print train.max_steps");
   CHECK(number.out == "7\n");
-  Result section = run(dir, "attn-train", "--config " + quoted(config) + " --print model.transformer");
+  Result section = run_program(dir, "attn-train", "--config " + quoted(config) + " --print model.transformer");
   CHECK(json::parse(section.out).at("d_model") == 16);
-  check_refused(run(dir, "attn-train", "--config " + quoted(config) + " --print model.trasnformer.d_model"),
+  check_refused(run_program(dir, "attn-train", "--config " + quoted(config) + " --print model.trasnformer.d_model"),
                 "unknown config key model.trasnformer; did you mean model.transformer?");
 
-  Result trained = run(dir, "attn-train", "--config " + quoted(config) + test_set + " --set train.max_steps=10");
+  Result trained =
+      run_program(dir, "attn-train", "--config " + quoted(config) + test_set + " --set train.max_steps=10");
   INFO("attn-train stderr:\n" << trained.err);
   REQUIRE(trained.exit_code == 0);
   const std::string model = "--model " + quoted(run_dir);
 
   // --subset test translates data.test_src, exactly as the file on standard input would be.
-  Result subset = run(dir, "attn-translate", model + " --subset test --quiet");
+  Result subset = run_program(dir, "attn-translate", model + " --subset test --quiet");
   INFO("attn-translate --subset stderr:\n" << subset.err);
   REQUIRE(subset.exit_code == 0);
-  Result piped = run(dir, "attn-translate", model + " --quiet", dir.file("valid.src"));
+  Result piped = run_program(dir, "attn-translate", model + " --quiet", dir.file("valid.src"));
   CHECK(subset.out == piped.out);
   CHECK(split_lines(subset.out).size() == split_lines(read_text(dir.file("valid.src"))).size());
-  Result dev = run(dir, "attn-translate", model + " --subset dev --quiet");
+  Result dev = run_program(dir, "attn-translate", model + " --subset dev --quiet");
   CHECK(dev.out == piped.out);  // data.valid_src is the same file here
   // Without --model, from elsewhere: $ATTN_MODEL names the run.
   Result by_env =
-      run(dir, "attn-translate", "--subset test --quiet", "/dev/null", "cd / && ATTN_MODEL=" + quoted(run_dir));
+      run_program(dir, "attn-translate", "--subset test --quiet", "/dev/null", "cd / && ATTN_MODEL=" + quoted(run_dir));
   CHECK(by_env.out == piped.out);
   // attn-dump-attention, too, fails when its standard output cannot be written.
   check_refused(run_to(dir, "/dev/full", "attn-dump-attention", model + " --src " + quoted(dir.file("valid.src"))),
@@ -267,22 +270,24 @@ TEST_CASE("attn-translate and attn-score --subset - attn-train --print: a run's 
   write_lines(dir.file("hyp.txt"), split_lines(subset.out));
 
   // attn-score --subset test takes the reference from data.test_tgt.
-  Result scored = run(dir, "attn-score", model + " --subset test --hyp " + quoted(dir.file("hyp.txt")) + " --json");
+  Result scored =
+      run_program(dir, "attn-score", model + " --subset test --hyp " + quoted(dir.file("hyp.txt")) + " --json");
   INFO("attn-score --subset stderr:\n" << scored.err);
   REQUIRE(scored.exit_code == 0);
-  Result by_file = run(dir, "attn-score",
-                       "--ref " + quoted(dir.file("valid.tgt")) + " --hyp " + quoted(dir.file("hyp.txt")) + " --json");
+  Result by_file =
+      run_program(dir, "attn-score",
+                  "--ref " + quoted(dir.file("valid.tgt")) + " --hyp " + quoted(dir.file("hyp.txt")) + " --json");
   CHECK(json::parse(scored.out) == json::parse(by_file.out));
 
   // A config without a test set says which key to set; --subset and --input exclude each other.
   Result no_tests =
-      run(dir, "attn-train",
-          "--config " + quoted(config) + " --set output_dir=" + dir.file("run2") + " --set train.max_steps=1");
+      run_program(dir, "attn-train",
+                  "--config " + quoted(config) + " --set output_dir=" + dir.file("run2") + " --set train.max_steps=1");
   REQUIRE(no_tests.exit_code == 0);
-  check_refused(run(dir, "attn-translate", "--model " + quoted(dir.file("run2")) + " --subset test"),
+  check_refused(run_program(dir, "attn-translate", "--model " + quoted(dir.file("run2")) + " --subset test"),
                 "--subset test: data.test_src is not set in " + dir.file("run2") + "/config.json");
-  check_refused(run(dir, "attn-score", "--model " + quoted(dir.file("run2")) + " --subset test"),
+  check_refused(run_program(dir, "attn-score", "--model " + quoted(dir.file("run2")) + " --subset test"),
                 "--subset test: data.test_tgt is not set in " + dir.file("run2") + "/config.json");
-  check_refused(run(dir, "attn-translate", model + " --subset test --input x"), "--subset");
-  check_refused(run(dir, "attn-score", "--hyp x"), "give the reference: --ref FILE, or --subset dev|test");
+  check_refused(run_program(dir, "attn-translate", model + " --subset test --input x"), "--subset");
+  check_refused(run_program(dir, "attn-score", "--hyp x"), "give the reference: --ref FILE, or --subset dev|test");
 }

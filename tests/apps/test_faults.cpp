@@ -17,7 +17,7 @@
 
 #include "apps/app_fixtures.h"
 #include "io/checkpoint.h"
-#include "train/run_directory.h"
+#include "run/load_run.h"
 #include "train/train_state.h"
 
 using namespace attn;
@@ -26,9 +26,6 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
-
-// Training that only a signal ends: no step, time or epoch limit is near.
-const json kEndless = {{"max_steps", 1000000}, {"save_every", 5}, {"valid_every", 1000000}, {"log_every", 5}};
 
 train::TrainState last_state(const std::string& run_dir) {
   return train::train_state_of(io::load_checkpoint(run_dir + "/checkpoint.last.safetensors"));
@@ -50,20 +47,21 @@ TEST_CASE("attn-train killed at a random moment leaves a loadable run and --resu
   kill(pid, SIGKILL);
   REQUIRE(wait_for(pid) == -SIGKILL);
 
-  REQUIRE_NOTHROW(train::load_run(run_dir));
+  REQUIRE_NOTHROW(run::load_run(run_dir));
   const train::TrainState killed = last_state(run_dir);
   CHECK(killed.step >= 5);
   CHECK(killed.step % 5 == 0);
 
   const std::string steps = std::to_string(killed.step + 5);
-  Result resumed = run(dir, "attn-train", "--config " + quoted(config) + " --resume --set train.max_steps=" + steps);
+  Result resumed =
+      run_program(dir, "attn-train", "--config " + quoted(config) + " --resume --set train.max_steps=" + steps);
   INFO("attn-train --resume stderr:\n" << resumed.err);
   REQUIRE(resumed.exit_code == 0);
   CHECK_THAT(resumed.err,
              Catch::Contains("resumed from") && Catch::Contains("at step " + std::to_string(killed.step) + " "));
   CHECK(last_state(run_dir).step == killed.step + 5);
   CHECK_FALSE(fs::exists(run_dir + "/checkpoint.last.safetensors.tmp"));
-  CHECK_NOTHROW(train::load_run(run_dir));
+  CHECK_NOTHROW(run::load_run(run_dir));
 }
 
 TEST_CASE("SIGTERM or SIGINT: attn-train finishes the step - saves - exits 0 and says how to resume", "[cli][faults]") {
@@ -87,7 +85,7 @@ TEST_CASE("SIGTERM or SIGINT: attn-train finishes the step - saves - exits 0 and
 TEST_CASE("a checkpoint write that fails (no space) is reported and the previous checkpoint stays", "[cli][faults]") {
   TempDir dir;
   const std::string config = write_tiny_setup(dir, {{"max_steps", 10}, {"save_every", 10}, {"valid_every", 10}});
-  Result first = run(dir, "attn-train", "--config " + quoted(config));
+  Result first = run_program(dir, "attn-train", "--config " + quoted(config));
   REQUIRE(first.exit_code == 0);
   const std::string last = dir.file("run/checkpoint.last.safetensors");
   const std::string saved = read_text(last);
@@ -95,8 +93,8 @@ TEST_CASE("a checkpoint write that fails (no space) is reported and the previous
   // A file size limit makes write() fail as a full disk does (EFBIG instead of ENOSPC); the
   // checkpoints (tens of KB) no longer fit, the log and config.json still do. SIGXFSZ is
   // ignored so that the write returns the error instead of killing the process.
-  Result resumed = run(dir, "attn-train", "--config " + quoted(config) + " --resume --set train.max_steps=20",
-                       "/dev/null", "trap '' XFSZ; ulimit -f 16;");
+  Result resumed = run_program(dir, "attn-train", "--config " + quoted(config) + " --resume --set train.max_steps=20",
+                               "/dev/null", "trap '' XFSZ; ulimit -f 16;");
   INFO("attn-train stderr:\n" << resumed.err);
   CHECK(resumed.exit_code == 1);
   CHECK_THAT(resumed.err, Catch::Contains("step 20: saving the checkpoint failed: cannot write ") &&
@@ -110,7 +108,7 @@ TEST_CASE("a checkpoint write that fails (no space) is reported and the previous
 TEST_CASE("an unwritable run directory is reported naming the file and the checkpoint stays", "[cli][faults]") {
   TempDir dir;
   const std::string config = write_tiny_setup(dir, {{"max_steps", 10}, {"save_every", 10}, {"valid_every", 10}});
-  REQUIRE(run(dir, "attn-train", "--config " + quoted(config)).exit_code == 0);
+  REQUIRE(run_program(dir, "attn-train", "--config " + quoted(config)).exit_code == 0);
   const std::string last = dir.file("run/checkpoint.last.safetensors");
   const std::string saved = read_text(last);
 
@@ -121,8 +119,8 @@ TEST_CASE("an unwritable run directory is reported naming the file and the check
   fs::permissions(dir.file("run"), fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
                                        fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
   const std::string as_user = geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups" : "";
-  Result resumed = run(dir, "attn-train", "--config " + quoted(config) + " --resume --set train.max_steps=20",
-                       "/dev/null", as_user);
+  Result resumed = run_program(dir, "attn-train", "--config " + quoted(config) + " --resume --set train.max_steps=20",
+                               "/dev/null", as_user);
   fs::permissions(dir.file("run"), fs::perms::owner_all, fs::perm_options::add);  // so TempDir can clean up
   INFO("attn-train stderr:\n" << resumed.err);
   CHECK(resumed.exit_code == 1);
@@ -135,7 +133,7 @@ TEST_CASE("attn-train names a missing data file and its config key and starts no
   TempDir dir;
   const std::string config = write_tiny_setup(dir);
   fs::remove(dir.file("valid.tgt"));
-  Result result = run(dir, "attn-train", "--config " + quoted(config));
+  Result result = run_program(dir, "attn-train", "--config " + quoted(config));
   CHECK(result.exit_code == 1);
   CHECK(split_lines(result.err).size() == 1);
   CHECK_THAT(result.err,
@@ -147,7 +145,7 @@ TEST_CASE("attn-translate keeps hostile input line-aligned: invalid UTF-8 - NUL 
           "[cli][faults]") {
   TempDir dir;
   const std::string config = write_tiny_setup(dir, {{"max_steps", 10}, {"save_every", 10}, {"valid_every", 10}});
-  REQUIRE(run(dir, "attn-train", "--config " + quoted(config)).exit_code == 0);
+  REQUIRE(run_program(dir, "attn-train", "--config " + quoted(config)).exit_code == 0);
 
   std::string huge;
   while (huge.size() < 100000) huge += "kan tol rin ";
@@ -166,7 +164,7 @@ TEST_CASE("attn-translate keeps hostile input line-aligned: invalid UTF-8 - NUL 
   std::ofstream(dir.file("input.txt"), std::ios::binary) << input;
 
   Result translated =
-      run(dir, "attn-translate", "--model " + quoted(dir.file("run")) + " --quiet", dir.file("input.txt"));
+      run_program(dir, "attn-translate", "--model " + quoted(dir.file("run")) + " --quiet", dir.file("input.txt"));
   INFO("attn-translate stderr:\n" << translated.err);
   REQUIRE(translated.exit_code == 0);
   CHECK(std::count(translated.out.begin(), translated.out.end(), '\n') == long(lines.size()));

@@ -17,7 +17,7 @@
 #include "apps/app_fixtures.h"
 #include "io/checkpoint.h"
 #include "io/file_lock.h"
-#include "train/run_directory.h"
+#include "run/load_run.h"
 
 using namespace attn;
 using namespace attn::testing;
@@ -87,7 +87,7 @@ TEST_CASE("2 ranks with half of every batch reach the parameters of 1 rank with 
   TempDir dir;
   const std::string config =
       write_tiny_setup(dir, {{"max_steps", 6}, {"save_every", 6}, {"valid_every", 6}, {"log_every", 1}});
-  Result alone = run(dir, "attn-train", "--config " + quoted(config) + kComparable);
+  Result alone = run_program(dir, "attn-train", "--config " + quoted(config) + kComparable);
   INFO("1 rank, stderr:\n" << alone.err);
   REQUIRE(alone.exit_code == 0);
 
@@ -95,8 +95,9 @@ TEST_CASE("2 ranks with half of every batch reach the parameters of 1 rank with 
   const std::string pair_dir = dir.file("run2");
   fs::create_directories(pair_dir);
   fs::copy_file(dir.file("run/spm.model"), pair_dir + "/spm.model");
-  Result pair = run(dir, "attn-train", "--config " + quoted(config) + kComparable + " --set output_dir=" + pair_dir,
-                    "/dev/null", kTwoRanks);
+  Result pair =
+      run_program(dir, "attn-train", "--config " + quoted(config) + kComparable + " --set output_dir=" + pair_dir,
+                  "/dev/null", kTwoRanks);
   INFO("2 ranks, stderr:\n" << pair.err);
   REQUIRE(pair.exit_code == 0);
   CHECK_THAT(pair.err, Catch::Contains("data-parallel over 2 ranks"));
@@ -137,10 +138,11 @@ TEST_CASE("a rank killed mid-run ends the others with an error and the last chec
           "[cli][mpi][faults]") {
   prepare_mpirun_environment();
   TempDir dir;
-  const std::string config = write_tiny_setup(
-      dir, {{"max_steps", 1000000}, {"save_every", 5}, {"valid_every", 1000000}, {"log_every", 5}});
+  const std::string config =
+      write_tiny_setup(dir, {{"max_steps", 1000000}, {"save_every", 5}, {"valid_every", 1000000}, {"log_every", 5}});
   const std::string run_dir = dir.file("run");
-  pid_t launcher = spawn_command(dir, {"mpirun", "-np", "2", "--oversubscribe", kApps + "attn-train", "--config", config});
+  pid_t launcher =
+      spawn_command(dir, {"mpirun", "-np", "2", "--oversubscribe", kApps + "attn-train", "--config", config});
   REQUIRE(wait_for_file(run_dir + "/checkpoint.last.safetensors", 300));
   const pid_t rank1 = find_rank(config, 1);
   REQUIRE(rank1 > 0);
@@ -154,7 +156,7 @@ TEST_CASE("a rank killed mid-run ends the others with an error and the last chec
   CHECK(*code != 0);
   CHECK_THAT(err, Catch::Contains("rank 1") && Catch::Contains("signal 9"));
   CHECK(find_rank(config, 0) == -1);  // rank 0 is gone too
-  CHECK_NOTHROW(train::load_run(run_dir));
+  CHECK_NOTHROW(run::load_run(run_dir));
 }
 
 TEST_CASE("under mpirun rank 0 holds the run's lock: another attn-train is refused naming rank 0's process",
@@ -172,7 +174,7 @@ TEST_CASE("under mpirun rank 0 holds the run's lock: another attn-train is refus
   REQUIRE(rank1 > 0);
   CHECK(io::lock_holder(run_dir + "/train.lock") == rank0);  // rank 1 took no lock, or it would have failed
 
-  Result second = run(dir, "attn-train", "--config " + quoted(config) + " --resume");
+  Result second = run_program(dir, "attn-train", "--config " + quoted(config) + " --resume");
   CHECK(second.exit_code == 1);
   CHECK_THAT(second.err, Catch::Contains(run_dir + " is in use by attn-train process " + std::to_string(rank0) + ","));
 

@@ -12,7 +12,7 @@ using namespace attn::testing;
 TEST_CASE("attn-train built without MPI refuses to be one of several launched processes", "[cli][mpi]") {
   TempDir dir;
   const std::string config = write_tiny_setup(dir);
-  Result result = run(dir, "attn-train", "--config " + quoted(config), "/dev/null", "OMPI_COMM_WORLD_SIZE=2");
+  Result result = run_program(dir, "attn-train", "--config " + quoted(config), "/dev/null", "OMPI_COMM_WORLD_SIZE=2");
   CHECK(result.exit_code == 1);
   CHECK(split_lines(result.err).size() == 1);
   CHECK_THAT(result.err, Catch::Contains("mpirun started 2 processes, but this attn was built without MPI"));

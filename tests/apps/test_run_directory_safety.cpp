@@ -14,7 +14,7 @@
 #include "apps/app_fixtures.h"
 #include "data/data_fixtures.h"
 #include "io/file_lock.h"
-#include "train/run_directory.h"
+#include "run/load_run.h"
 #include "train/train_state.h"
 
 using namespace attn;
@@ -24,8 +24,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Training that only a signal ends.
-const json kEndless = {{"max_steps", 1000000}, {"save_every", 5}, {"valid_every", 1000000}, {"log_every", 5}};
 const json kTwentySteps = {{"max_steps", 20}, {"save_every", 10}, {"valid_every", 10}};
 
 // Polls until `pid` is the process named in the lock file (it holds the lock then).
@@ -69,7 +67,7 @@ TEST_CASE("a second attn-train on a run directory in use stops at once naming it
   for (const std::string flag : {"", " --resume", " --restart"}) {
     INFO("second attn-train with '" << flag << "'");
     const auto start = std::chrono::steady_clock::now();
-    Result second = run(dir, "attn-train", train_args(config, flag));
+    Result second = run_program(dir, "attn-train", train_args(config, flag));
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     INFO("stderr:\n" << second.err);
     CHECK(second.exit_code == 1);
@@ -87,7 +85,7 @@ TEST_CASE("a second attn-train on a run directory in use stops at once naming it
   const std::vector<int64_t> steps = logged_steps(run_dir + "/train.log.jsonl", "train");
   REQUIRE(!steps.empty());
   CHECK(std::adjacent_find(steps.begin(), steps.end(), std::greater_equal<int64_t>()) == steps.end());
-  CHECK_NOTHROW(train::load_run(run_dir));
+  CHECK_NOTHROW(run::load_run(run_dir));
 }
 
 TEST_CASE("the lock of an attn-train killed with SIGKILL is free at once: --resume continues the run",
@@ -103,7 +101,7 @@ TEST_CASE("the lock of an attn-train killed with SIGKILL is free at once: --resu
   CHECK_FALSE(io::lock_is_held(lock));
   const int64_t step = train::train_state_of(io::load_checkpoint(run_dir + "/checkpoint.last.safetensors")).step;
   Result resumed =
-      run(dir, "attn-train", train_args(config, " --resume --set train.max_steps=" + std::to_string(step + 5)));
+      run_program(dir, "attn-train", train_args(config, " --resume --set train.max_steps=" + std::to_string(step + 5)));
   INFO("stderr:\n" << resumed.err);
   CHECK(resumed.exit_code == 0);
 }
@@ -113,14 +111,14 @@ TEST_CASE("attn-train refuses a run without checkpoint.last saying what is there
   TempDir dir;
   const std::string config = write_tiny_setup(dir, kTwentySteps);
   const std::string run_dir = dir.file("run");
-  REQUIRE(run(dir, "attn-train", train_args(config)).exit_code == 0);
+  REQUIRE(run_program(dir, "attn-train", train_args(config)).exit_code == 0);
   fs::remove(run_dir + "/checkpoint.last.safetensors");
   const std::string best = read_text(run_dir + "/checkpoint.best.safetensors");
   const std::string log = read_text(run_dir + "/train.log.jsonl");
 
   for (const std::string flag : {"", " --resume"}) {
     INFO("attn-train '" << flag << "'");
-    Result refused = run(dir, "attn-train", train_args(config, flag));
+    Result refused = run_program(dir, "attn-train", train_args(config, flag));
     CHECK(refused.exit_code == 1);
     CHECK(split_lines(refused.err).size() == 1);
     CHECK_THAT(refused.err,
@@ -134,11 +132,11 @@ TEST_CASE("attn-train refuses a run without checkpoint.last saying what is there
   CHECK(read_text(run_dir + "/checkpoint.best.safetensors") == best);
   CHECK(read_text(run_dir + "/train.log.jsonl") == log);
 
-  Result both = run(dir, "attn-train", train_args(config, " --restart --resume"));
+  Result both = run_program(dir, "attn-train", train_args(config, " --restart --resume"));
   CHECK(both.exit_code != 0);
   CHECK_THAT(both.err, Catch::Contains("--resume excludes --restart"));
 
-  Result restarted = run(dir, "attn-train", train_args(config, " --restart"));
+  Result restarted = run_program(dir, "attn-train", train_args(config, " --restart"));
   INFO("attn-train --restart stderr:\n" << restarted.err);
   REQUIRE(restarted.exit_code == 0);
   const std::vector<std::string> folders = aside_folders(run_dir);
@@ -156,24 +154,25 @@ TEST_CASE("a replaced vocabulary stops attn-train --resume and attn-translate - 
   TempDir dir;
   const std::string config = write_tiny_setup(dir, kTwentySteps);
   const std::string run_dir = dir.file("run"), vocab = run_dir + "/spm.model";
-  REQUIRE(run(dir, "attn-train", train_args(config)).exit_code == 0);
+  REQUIRE(run_program(dir, "attn-train", train_args(config)).exit_code == 0);
   write_lines(dir.file("input.txt"), {"kan tan"});
 
   fs::copy_file(tiny_vocab_model("unigram"), vocab, fs::copy_options::overwrite_existing);
   const std::string mismatch = vocab + " is not the vocabulary this run was trained with: its sha256 is ";
-  Result resumed = run(dir, "attn-train", train_args(config, " --resume --set train.max_steps=30"));
+  Result resumed = run_program(dir, "attn-train", train_args(config, " --resume --set train.max_steps=30"));
   CHECK(resumed.exit_code == 1);
   CHECK_THAT(resumed.err, Catch::Contains(mismatch) && Catch::Contains(run_dir + "/vocab.sha256 records "));
-  Result translated = run(dir, "attn-translate", "--model " + quoted(run_dir), dir.file("input.txt"));
+  Result translated = run_program(dir, "attn-translate", "--model " + quoted(run_dir), dir.file("input.txt"));
   CHECK(translated.exit_code == 1);
   CHECK(translated.out.empty());
   CHECK_THAT(translated.err, Catch::Contains(mismatch));
-  Result dumped = run(dir, "attn-dump-attention", "--model " + quoted(run_dir) + " --src " + dir.file("input.txt"));
+  Result dumped =
+      run_program(dir, "attn-dump-attention", "--model " + quoted(run_dir) + " --src " + dir.file("input.txt"));
   CHECK(dumped.exit_code == 1);
   CHECK_THAT(dumped.err, Catch::Contains(mismatch));
 
   fs::remove(vocab);
-  resumed = run(dir, "attn-train", train_args(config, " --resume --set train.max_steps=30"));
+  resumed = run_program(dir, "attn-train", train_args(config, " --resume --set train.max_steps=30"));
   CHECK(resumed.exit_code == 1);
   CHECK_THAT(resumed.err, Catch::Contains("--resume: " + vocab + " is missing"));
   CHECK_FALSE(fs::exists(vocab));
@@ -187,7 +186,7 @@ TEST_CASE("bad training files are named with their config key before anything is
   const std::vector<std::string> train_tgt = split_lines(read_text(dir.file("train.tgt")));
   SECTION("an empty training file") {
     write_lines(dir.file("train.src"), {});
-    Result result = run(dir, "attn-train", train_args(config));
+    Result result = run_program(dir, "attn-train", train_args(config));
     CHECK(result.exit_code == 1);
     CHECK(split_lines(result.err).size() == 1);  // none of SentencePiece's lines
     CHECK_THAT(result.err, Catch::Contains("config key data.train_src: file '" + dir.file("train.src") +
@@ -196,7 +195,7 @@ TEST_CASE("bad training files are named with their config key before anything is
   }
   SECTION("line counts that differ (found before the vocabulary is trained)") {
     write_lines(dir.file("train.tgt"), std::vector<std::string>(train_tgt.begin(), train_tgt.end() - 1));
-    Result result = run(dir, "attn-train", train_args(config));
+    Result result = run_program(dir, "attn-train", train_args(config));
     CHECK(result.exit_code == 1);
     CHECK_THAT(result.err, Catch::Contains("config keys data.train_src and data.train_tgt: '" + dir.file("train.src") +
                                            "' has 200 lines but '" + dir.file("train.tgt") +
@@ -204,7 +203,7 @@ TEST_CASE("bad training files are named with their config key before anything is
     write_lines(dir.file("train.tgt"), train_tgt);
   }
   CHECK_FALSE(fs::exists(dir.file("run")));
-  Result fixed = run(dir, "attn-train", train_args(config));  // nothing stale left behind
+  Result fixed = run_program(dir, "attn-train", train_args(config));  // nothing stale left behind
   INFO("stderr:\n" << fixed.err);
   CHECK(fixed.exit_code == 0);
 }
@@ -213,7 +212,7 @@ TEST_CASE("attn-train --resume without a run fails at once - before reading the 
   TempDir dir;
   const std::string config = write_tiny_setup(dir, kTwentySteps);
   fs::remove(dir.file("train.src"));
-  Result result = run(dir, "attn-train", train_args(config, " --resume"));
+  Result result = run_program(dir, "attn-train", train_args(config, " --resume"));
   CHECK(result.exit_code == 1);
   CHECK_THAT(result.err, Catch::Contains("--resume: there is no run to resume: the run directory " + dir.file("run") +
                                          " (config key output_dir) does not exist"));
@@ -226,9 +225,9 @@ TEST_CASE("attn-tokenize train: an input without text is one line naming it - no
   write_lines(dir.file("empty.txt"), {});
   write_lines(dir.file("blank.txt"), {"", "  ", "\t"});
   for (const std::string name : {"empty.txt", "blank.txt"}) {
-    Result result =
-        run(dir, "attn-tokenize",
-            "train --input " + quoted(dir.file(name)) + " --model-prefix " + dir.file("m") + " --vocab-size 20");
+    Result result = run_program(
+        dir, "attn-tokenize",
+        "train --input " + quoted(dir.file(name)) + " --model-prefix " + dir.file("m") + " --vocab-size 20");
     INFO("stderr:\n" << result.err);
     CHECK(result.exit_code == 1);  // not SentencePiece's abort
     CHECK(split_lines(result.err).size() == 1);
@@ -242,15 +241,16 @@ TEST_CASE("attn-translate names a damaged checkpoint - and says that --model nam
   TempDir dir;
   const std::string config = write_tiny_setup(dir, kTwentySteps);
   const std::string run_dir = dir.file("run");
-  REQUIRE(run(dir, "attn-train", train_args(config)).exit_code == 0);
+  REQUIRE(run_program(dir, "attn-train", train_args(config)).exit_code == 0);
   write_lines(dir.file("input.txt"), {"kan tan"});
 
-  Result file = run(dir, "attn-translate", "--model " + quoted(run_dir + "/config.json"), dir.file("input.txt"));
+  Result file =
+      run_program(dir, "attn-translate", "--model " + quoted(run_dir + "/config.json"), dir.file("input.txt"));
   CHECK(file.exit_code == 1);
   CHECK_THAT(file.err, Catch::Contains(run_dir + "/config.json is not a directory: a model is the run directory"));
 
   flip_byte_near_end(run_dir + "/checkpoint.best.safetensors");
-  Result damaged = run(dir, "attn-translate", "--model " + quoted(run_dir), dir.file("input.txt"));
+  Result damaged = run_program(dir, "attn-translate", "--model " + quoted(run_dir), dir.file("input.txt"));
   CHECK(damaged.exit_code == 1);
   CHECK(damaged.out.empty());
   CHECK_THAT(damaged.err, Catch::Contains(run_dir + "/checkpoint.best.safetensors: the file is damaged"));

@@ -24,7 +24,7 @@ namespace {
 // A tiny trained run in dir/run (a few steps: these tests need a model, not a good one).
 std::string train_tiny_run(const TempDir& dir) {
   const std::string config = write_tiny_setup(dir);
-  Result trained = run(dir, "attn-train", "--config " + quoted(config) + " --set train.max_steps=10");
+  Result trained = run_program(dir, "attn-train", "--config " + quoted(config) + " --set train.max_steps=10");
   INFO("attn-train stderr:\n" << trained.err);
   REQUIRE(trained.exit_code == 0);
   return dir.file("run");
@@ -68,7 +68,7 @@ TEST_CASE("attn-translate answers a line as soon as its input pauses - not at th
 
   // The same lines in one go give the same translations, in input order.
   write_lines(dir.file("in.txt"), {valid[0], "", valid[1]});
-  Result whole = run(dir, "attn-translate", "--model " + quoted(run_dir) + " --quiet", dir.file("in.txt"));
+  Result whole = run_program(dir, "attn-translate", "--model " + quoted(run_dir) + " --quiet", dir.file("in.txt"));
   CHECK(whole.out == *first + "\n\n" + *third + "\n");
 }
 
@@ -107,10 +107,10 @@ TEST_CASE("attn-translate --input and --output: the output file is complete or n
   const std::string model = "--model " + quoted(run_dir);
   const std::string output = dir.file("out.txt");
 
-  Result piped = run(dir, "attn-translate", model + " --quiet", dir.file("valid.src"));
+  Result piped = run_program(dir, "attn-translate", model + " --quiet", dir.file("valid.src"));
   REQUIRE(piped.exit_code == 0);
-  Result files =
-      run(dir, "attn-translate", model + " --input " + quoted(dir.file("valid.src")) + " --output " + quoted(output));
+  Result files = run_program(dir, "attn-translate",
+                             model + " --input " + quoted(dir.file("valid.src")) + " --output " + quoted(output));
   INFO("stderr:\n" << files.err);
   REQUIRE(files.exit_code == 0);
   CHECK(files.out.empty());
@@ -122,12 +122,12 @@ TEST_CASE("attn-translate --input and --output: the output file is complete or n
 
   // A failure leaves an existing output file as it was, and no temporary file behind.
   std::ofstream(output) << "old\n";
-  Result missing =
-      run(dir, "attn-translate", model + " --input " + quoted(dir.file("nope.txt")) + " --output " + quoted(output));
+  Result missing = run_program(dir, "attn-translate",
+                               model + " --input " + quoted(dir.file("nope.txt")) + " --output " + quoted(output));
   CHECK(missing.exit_code != 0);
   CHECK_THAT(missing.err, Catch::Contains("cannot open '" + dir.file("nope.txt") + "'"));
-  Result unreadable =
-      run(dir, "attn-translate", model + " --input " + quoted(dir.path().string()) + " --output " + quoted(output));
+  Result unreadable = run_program(dir, "attn-translate",
+                                  model + " --input " + quoted(dir.path().string()) + " --output " + quoted(output));
   CHECK(unreadable.exit_code != 0);
   CHECK_THAT(unreadable.err, Catch::Contains("error while reading '" + dir.path().string() + "'"));
   CHECK(read_text(output) == "old\n");

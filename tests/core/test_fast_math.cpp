@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/fast_math.h"
-#include "ops/mask.h"
+#include "ops/masks.h"
 
 TEST_CASE("fast_exp matches std::exp to 1e-6 relative over the f32 range", "[core][fast_math]") {
   double worst = 0;

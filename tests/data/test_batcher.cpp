@@ -143,20 +143,6 @@ TEST_CASE("without shuffling - batches come sorted by length", "[data][batcher]"
   }
 }
 
-TEST_CASE("inference_batches cover every index once - sorted by length", "[data][batcher]") {
-  std::vector<int64_t> lengths = {5, 1, 9, 1, 3, 7, 5, 2, 8, 1, 4};
-  auto batches = data::inference_batches(lengths, 4);
-  REQUIRE(batches.size() == 3);
-  std::vector<int64_t> order;
-  for (const auto& batch : batches) {
-    CHECK(batch.size() <= 4);
-    order.insert(order.end(), batch.begin(), batch.end());
-  }
-  CHECK(order == std::vector<int64_t>{1, 3, 9, 7, 4, 10, 0, 6, 5, 8, 2});  // stable among equal lengths
-  CHECK(std::set<int64_t>(order.begin(), order.end()).size() == lengths.size());
-  CHECK(data::inference_batches({}, 4).empty());
-}
-
 TEST_CASE("shards of a batch concatenate to the batch", "[data][batch]") {
   auto examples = random_examples(7, 10);
   std::vector<const Example*> rows;

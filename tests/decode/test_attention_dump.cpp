@@ -7,9 +7,9 @@
 #include "csv_rows.h"
 #include "data/data_fixtures.h"
 #include "data/vocab.h"
+#include "decode/attention_csv.h"
 #include "decode/attention_dump.h"
 #include "decode/translator.h"
-#include "io/attention_csv.h"
 #include "models/tiny_models.h"
 
 using namespace attn;
@@ -63,7 +63,7 @@ std::string piece_name(int32_t id) { return "t" + std::to_string(id); }
 
 std::vector<AttentionRow> dumped_rows(const std::vector<decode::SentenceAttention>& sentences) {
   std::ostringstream out;
-  io::AttentionCsvWriter writer(out, piece_name, piece_name);
+  decode::AttentionCsvWriter writer(out, piece_name, piece_name);
   for (const auto& sentence : sentences) writer.write(sentence);
   return parse_attention_csv(out.str());
 }
@@ -206,8 +206,8 @@ TEST_CASE("a selection the model cannot give is an error naming what it has", "[
   decode::AttentionSelection kind;
   kind.kind = AttentionKind::encoder_self;
   CHECK_THROWS_WITH(collected(*rnn, kind), Catch::Contains("no enc_self attention (it has cross)"));
-  CHECK_THROWS_WITH(decode::attention_kind_from_name("self"), Catch::Contains("enc_self, dec_self or cross"));
-  CHECK(decode::attention_kind_from_name("dec_self") == AttentionKind::decoder_self);
+  CHECK_THROWS_WITH(layers::attention_kind_from_name("self"), Catch::Contains("enc_self, dec_self, cross"));
+  CHECK(layers::attention_kind_from_name("dec_self") == AttentionKind::decoder_self);
 }
 
 TEST_CASE("hard alignment: argmax of the last layer's mean cross attention - no link to or from eos",
@@ -236,8 +236,8 @@ TEST_CASE("the dumper hands over every line in order - forced on the reference o
   options.source_vocab = options.target_vocab = vocab.size();
   models::TransformerModel model(options, 3);
   decode::AttentionDumpOptions dump;
-  dump.batch_size = 2;
-  dump.search.beam = 1;
+  dump.translate.batch_size = 2;
+  dump.translate.search.beam = 1;
   decode::AttentionDumper dumper(model, vocab, vocab, dump);
   const std::vector<std::string> sources = {"kato rina", "", "meluso pe", "di", "gavo ne mi"};
   const std::vector<std::string> targets = {"rina kato", "ta", "", "di di", "mi ne gavo"};

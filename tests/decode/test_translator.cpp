@@ -67,7 +67,8 @@ int64_t count_of(const std::vector<int32_t>& ids, int32_t id) { return std::coun
 
 }  // namespace
 
-TEST_CASE("encode_lines: invalid bytes become unk - blank lines nothing - long lines are cut and named", "[decode][translator]") {
+TEST_CASE("encode_lines: invalid bytes become unk - blank lines nothing - long lines are cut and named",
+          "[decode][translator]") {
   Fixture fixture;
   LogCapture log;
   const std::vector<std::string> lines = {"",         " \t ",     "kato \xff\xfe rina", std::string("ka\0to", 5),
@@ -202,4 +203,46 @@ TEST_CASE("TranslationWindow: full at window_batches x batch_size lines - the tr
     for (size_t k = 0; k < whole[i].nbest.size(); ++k) CHECK(streamed[i].nbest[k].tokens == whole[i].nbest[k].tokens);
   }
   CHECK(streamed[7].nbest.empty());
+}
+
+TEST_CASE("length_sorted_batches cover every non-empty line once - sorted by length", "[decode][translator]") {
+  const std::vector<int64_t> lengths = {5, 1, 9, 1, 0, 3, 7, 5, 2, 8, 1, 4};  // line 4 is empty
+  std::vector<std::vector<int32_t>> encoded;
+  for (int64_t length : lengths) encoded.emplace_back(length, data::kEosId);
+  auto batches = decode::length_sorted_batches(encoded, 4);
+  REQUIRE(batches.size() == 3);
+  std::vector<int64_t> order;
+  for (const auto& batch : batches) {
+    CHECK(batch.size() <= 4);
+    order.insert(order.end(), batch.begin(), batch.end());
+  }
+  CHECK(order == std::vector<int64_t>{1, 3, 10, 8, 5, 11, 0, 7, 6, 9, 2});  // stable among equal lengths
+  CHECK(decode::length_sorted_batches({{}, {}}, 4).empty());
+  CHECK_THROWS_WITH(decode::length_sorted_batches(encoded, 0), Catch::Contains("batch size 0"));
+}
+
+TEST_CASE("translate_options reads decode.* and caps lengths at the model's limit for every family",
+          "[decode][translator]") {
+  io::Config config;
+  config.decode.beam = 7;
+  config.decode.length_penalty = 0.25;
+  config.decode.max_len_ratio = 2.0;
+  config.decode.max_len_extra = 3;
+  config.decode.batch_size = 11;
+  config.model.transformer.max_positions = 96;
+  config.data.max_len = 20;
+  config.model.type = "transformer";
+  decode::TranslateOptions transformer = decode::translate_options(config);
+  CHECK(transformer.search.beam == 7);
+  CHECK(transformer.search.nbest == 1);
+  CHECK(transformer.search.length_penalty == 0.25f);
+  CHECK(transformer.search.max_len_ratio == 2.f);
+  CHECK(transformer.search.max_len_extra == 3);
+  CHECK(transformer.batch_size == 11);
+  CHECK(transformer.max_source_tokens == 96);  // the position table
+  CHECK(transformer.search.max_output_tokens == 96);
+  config.model.type = "rnn";
+  decode::TranslateOptions rnn = decode::translate_options(config);
+  CHECK(rnn.max_source_tokens == 80);  // 4 x data.max_len: an RNN has no table, but a cap
+  CHECK(rnn.search.max_output_tokens == 80);
 }

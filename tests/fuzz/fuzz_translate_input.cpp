@@ -10,13 +10,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <spdlog/spdlog.h>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include <spdlog/spdlog.h>
-
-#include "data/batcher.h"
 #include "data/corpus.h"
 #include "data/vocab.h"
 #include "decode/translator.h"
@@ -69,21 +67,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::vector<std::string> lines = attn::data::read_lines(stream, "fuzz input");
   const std::vector<std::vector<int32_t>> encoded = attn::decode::encode_lines(lines, vocab(), limit);
   require(encoded.size() == lines.size());
-  std::vector<int64_t> lengths;
   for (size_t i = 0; i < lines.size(); ++i) {
     const std::vector<int32_t>& ids = encoded[i];
     require(int64_t(ids.size()) <= limit);
     require(ids.empty() || ids.back() == attn::data::kEosId);
     for (size_t t = 0; t + 1 < ids.size(); ++t)  // text never encodes to pad, bos or eos
       require((ids[t] == attn::data::kUnkId || ids[t] > attn::data::kEosId) && ids[t] < vocab().size());
-    lengths.push_back(int64_t(ids.size()));
     vocab().decode(ids);  // what a translation's detokenizer does with ids
   }
-  for (const auto& chunk : attn::data::inference_batches(lengths, 7)) {
+  for (const auto& chunk : attn::decode::length_sorted_batches(encoded, 7)) {
     std::vector<const std::vector<int32_t>*> sentences;
-    for (int64_t i : chunk)
-      if (!encoded[i].empty()) sentences.push_back(&encoded[i]);
-    if (sentences.empty()) continue;
+    for (int64_t i : chunk) sentences.push_back(&encoded[i]);
+    require(!sentences.empty() && sentences.size() <= 7);
     attn::data::Batch batch = attn::decode::source_batch(sentences, limit);
     require(batch.src_len <= limit && batch.size == int64_t(sentences.size()));
     for (int64_t b = 0; b < batch.size; ++b) require(batch.src_lengths[b] <= batch.src_len);

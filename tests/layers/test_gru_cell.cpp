@@ -1,12 +1,14 @@
+// The GRU's own equations. What every recurrent cell must do (projection of a whole sequence,
+// gradients, shape checks, masked updates) is in test_recurrent_cell.cpp.
 #include <cmath>
 
 #include <catch2/catch.hpp>
 
 #include "grad_check.h"
 #include "layers/gru_cell.h"
+#include "random_biases.h"
 
 using namespace attn;
-using attn::testing::check_gradients;
 using attn::testing::random_tensor;
 
 namespace {
@@ -36,85 +38,21 @@ std::vector<float> reference_step(const ParameterStore& store, const Tensor& x, 
   return result;
 }
 
-// A cell with random (non-zero) biases, so the test also sees b_hn inside r * (.).
-struct TestCell {
-  ParameterStore store{5};
-  layers::GruCell cell{store, "gru", 3, 4};
-  TestCell() {
-    store.finalize();
-    store.get("gru.input.bias").copy_from(random_tensor({12}, 41, 0.5f, false).to_vector());
-    store.get("gru.hidden.bias").copy_from(random_tensor({12}, 42, 0.5f, false).to_vector());
-  }
-};
-
 }  // namespace
 
-TEST_CASE("gru cell step follows the GRU equations", "[layers][gru]") {
-  TestCell test;
+TEST_CASE("gru cell step follows the GRU equations - with no memory cell", "[layers][gru]") {
+  ParameterStore store(5);
+  layers::GruCell cell(store, "gru", 3, 4);
+  store.finalize();
+  attn::testing::randomize_biases(store, 41);  // so the test also sees b_hn inside r * (.)
   Tensor x = random_tensor({2, 3}, 31, 1.f, false);
   Tensor h = random_tensor({2, 4}, 32, 0.5f, false);
   Tape tape;
-  std::vector<float> got = test.cell(tape, x, h).to_vector();
-  std::vector<float> expected = reference_step(test.store, x, h);
+  layers::RecurrentState next = cell(tape, x, cell.initial_state(h));
+  CHECK_FALSE(cell.has_memory_cell());
+  CHECK_FALSE(next.c.defined());
+  std::vector<float> got = next.h.to_vector();
+  std::vector<float> expected = reference_step(store, x, h);
   REQUIRE(got.size() == expected.size());
   for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(expected[i]).margin(1e-5));
-}
-
-TEST_CASE("gru cell projects a whole sequence like each step alone", "[layers][gru]") {
-  TestCell test;
-  Tensor sequence = random_tensor({2, 3, 3}, 33, 1.f, false);  // (B, T, I)
-  Tape tape;
-  std::vector<float> all = test.cell.project_input(tape, sequence).to_vector();  // (B, T, 3H)
-  std::vector<float> values = sequence.to_vector();
-  for (int64_t b = 0; b < 2; ++b)
-    for (int64_t t = 0; t < 3; ++t) {
-      auto first = values.begin() + (b * 3 + t) * 3;
-      Tensor row = Tensor::from_vector({1, 3}, {first, first + 3});
-      std::vector<float> one = test.cell.project_input(tape, row).to_vector();
-      for (int64_t j = 0; j < 12; ++j) CHECK(all[(b * 3 + t) * 12 + j] == Approx(one[j]).margin(1e-6));
-    }
-}
-
-TEST_CASE("gru cell gradients match finite differences for input - state and every parameter", "[layers][gru][grad]") {
-  TestCell test;
-  std::vector<Tensor> inputs{random_tensor({2, 3}, 34), random_tensor({2, 4}, 35, 0.5f)};
-  for (const auto& parameter : test.store.parameters()) inputs.push_back(parameter.tensor);
-  auto f = [&test](Tape& tape, const std::vector<Tensor>& x) { return test.cell(tape, x[0], x[1]); };
-  CHECK(check_gradients(f, inputs) == "");
-}
-
-TEST_CASE("gru cell gradients accumulate over two steps with shared weights", "[layers][gru][grad]") {
-  TestCell test;
-  std::vector<Tensor> inputs{random_tensor({2, 3}, 36), random_tensor({2, 3}, 37), random_tensor({2, 4}, 38, 0.5f)};
-  for (const auto& parameter : test.store.parameters()) inputs.push_back(parameter.tensor);
-  auto f = [&test](Tape& tape, const std::vector<Tensor>& x) {
-    return test.cell(tape, x[1], test.cell(tape, x[0], x[2]));
-  };
-  CHECK(check_gradients(f, inputs) == "");
-}
-
-TEST_CASE("gru cell rejects a state that does not fit its hidden size", "[layers][gru]") {
-  TestCell test;
-  Tape tape;
-  CHECK_THROWS_WITH(test.cell(tape, Tensor::zeros({2, 3}), Tensor::zeros({2, 5})),
-                    Catch::Contains("(2, 12)") && Catch::Contains("(2, 5)"));
-}
-
-TEST_CASE("masked update keeps padded rows exactly and takes the new state elsewhere", "[layers][gru]") {
-  Tape tape;
-  Tensor h_new = random_tensor({2, 3}, 39, 1.f, false);
-  Tensor h_prev = random_tensor({2, 3}, 40, 1.f, false);
-  Tensor mask = Tensor::from_vector({2, 3}, {1, 1, 1, 0, 0, 0});
-  std::vector<float> got = layers::masked_update(tape, h_new, h_prev, mask).to_vector();
-  std::vector<float> fresh = h_new.to_vector(), kept = h_prev.to_vector();
-  for (int j = 0; j < 3; ++j) {
-    CHECK(got[j] == Approx(fresh[j]).margin(1e-6));
-    CHECK(got[3 + j] == kept[3 + j]);  // bit for bit: padding leaves the state unchanged
-  }
-}
-
-TEST_CASE("masked update gradients match finite differences", "[layers][gru][grad]") {
-  Tensor mask = Tensor::from_vector({2, 3}, {1, 1, 1, 0, 0, 0});
-  auto f = [mask](Tape& tape, const std::vector<Tensor>& x) { return layers::masked_update(tape, x[0], x[1], mask); };
-  CHECK(check_gradients(f, {random_tensor({2, 3}, 43), random_tensor({2, 3}, 44)}) == "");
 }

@@ -1,21 +1,18 @@
-#include <cmath>
-
+// RNN-only tests, for every recurrent cell where the cell matters. The invariants every family
+// keeps (padding, causality, step = teacher forcing, beam 1 = greedy, attention rows,
+// checkpoints) are in test_model_invariants.cpp.
 #include <catch2/catch.hpp>
 
 #include "data/vocab.h"
 #include "decode/attention_dump.h"
 #include "decode/search.h"
-#include "io/checkpoint.h"
 #include "models/model_factory.h"
 #include "ops/cross_entropy.h"
 #include "optim/adam.h"
-#include "temp_dir.h"
 #include "tiny_models.h"
 
 using namespace attn;
-using attn::testing::batch_loss;
 using attn::testing::batch_of;
-using attn::testing::logits_of;
 using attn::testing::make_examples;
 using attn::testing::model_gradient_mismatches;
 using attn::testing::tiny_rnn;
@@ -37,18 +34,12 @@ void check_same_real_states(const std::vector<float>& a, int64_t row_a, int64_t 
       CHECK(a[(row_a * length_a + s) * width + k] == Approx(b[(row_b * length_b + s) * width + k]).margin(1e-6));
 }
 
-decode::SearchOptions search_options(int beam) {
-  decode::SearchOptions options;
-  options.beam = beam;
-  options.bos_id = data::kBosId;
-  options.eos_id = data::kEosId;
-  return options;
-}
-
 }  // namespace
 
 TEST_CASE("the rnn encoder ignores padding: real positions are equal at S = 8 and S = 16", "[models][rnn]") {
-  auto model = tiny_rnn();
+  std::string cell = GENERATE(from_range(testing::recurrent_cell_names()));
+  INFO(cell);
+  auto model = tiny_rnn(3, cell);
   auto examples = make_examples(testing::kTinyPairs);
   data::Batch short_batch = batch_of(examples, 8), long_batch = batch_of(examples, 16);
   REQUIRE(short_batch.src_len == 8);
@@ -60,14 +51,10 @@ TEST_CASE("the rnn encoder ignores padding: real positions are equal at S = 8 an
   check_same_real_states(states_of(*model, alone), 0, alone.src_len, b, 2, 16, alone.src_lengths[0], 8);
 }
 
-TEST_CASE("extra padding does not change the rnn's loss", "[models][rnn]") {
-  auto model = tiny_rnn();
-  auto [tight, padded] = testing::tight_and_padded_loss(*model);
-  CHECK(padded == Approx(tight).epsilon(1e-5));
-}
-
 TEST_CASE("rnn gradients match finite differences through the whole model (BPTT)", "[models][rnn][grad]") {
-  models::RnnAttentionOptions options = attn::testing::tiny_rnn_options();
+  std::string cell = GENERATE(from_range(testing::recurrent_cell_names()));
+  INFO(cell);
+  models::RnnAttentionOptions options = attn::testing::tiny_rnn_options(cell);
   SECTION("shared tied embeddings") {}
   SECTION("separate untied embeddings") {
     options.shared_embeddings = false;
@@ -81,83 +68,19 @@ TEST_CASE("rnn gradients match finite differences through the whole model (BPTT)
   CHECK(mismatches.empty());
 }
 
-TEST_CASE("rnn attention maps: one (B - 1 - T - S) cross map whose real rows sum to 1 - padding 0", "[models][rnn]") {
+TEST_CASE("rnn attention maps: one (B - 1 - T - S) cross map at layer 0", "[models][rnn]") {
   auto model = tiny_rnn();
   data::Batch batch = batch_of(make_examples(testing::kTinyPairs), 8);
   layers::AttentionMaps maps = decode::teacher_forced_attention(*model, batch);
   REQUIRE(maps.maps.size() == 1);
   CHECK(maps.maps[0].kind == layers::AttentionKind::cross);
   CHECK(maps.maps[0].layer == 0);
-  REQUIRE(maps.maps[0].weights.shape() == Shape{4, 1, batch.tgt_len, batch.src_len});
-  std::vector<float> weights = maps.maps[0].weights.to_vector();
-  for (int64_t b = 0; b < batch.size; ++b)
-    for (int64_t t = 0; t < batch.tgt_lengths[b]; ++t) {
-      const float* row = weights.data() + (b * batch.tgt_len + t) * batch.src_len;
-      double sum = 0.0;
-      for (int64_t s = 0; s < batch.src_len; ++s) {
-        sum += row[s];
-        if (s >= batch.src_lengths[b]) CHECK(row[s] == 0.f);
-      }
-      CHECK(sum == Approx(1.0).margin(1e-5));
-    }
-}
-
-TEST_CASE("rnn step-by-step decoding reproduces the teacher-forced logits and attention", "[models][rnn][decode]") {
-  auto model = tiny_rnn();
-  data::Batch batch = batch_of(make_examples({{{4, 5, 6}, {7, 8, 9}}, {{10, 9}, {4, 5, 6}}}));
-  Tape tape;
-  NoGradScope no_grad(tape);
-  layers::AttentionMaps full_maps, step_maps;
-  layers::RunContext full_ctx{tape};
-  full_ctx.attention_maps = &full_maps;
-  std::vector<float> full = model->forward(full_ctx, batch).to_vector();    // (B, T, V)
-  std::vector<float> full_rows = full_maps.maps.at(0).weights.to_vector();  // (B, 1, T, S)
-  layers::RunContext ctx{tape};
-  ctx.attention_maps = &step_maps;
-  auto state = model->start(ctx, batch);
-  int64_t vocab = 11, length = batch.tgt_len, source = batch.src_len;
-  for (int64_t t = 0; t < 4; ++t) {  // tgt_in = bos y1 y2 y3
-    std::vector<int32_t> previous;
-    for (int64_t b = 0; b < batch.size; ++b) previous.push_back(batch.tgt_in[b * length + t]);
-    std::vector<float> step = model->step(ctx, *state, previous).to_vector();  // (B, V)
-    REQUIRE(step_maps.maps.size() == size_t(t + 1));
-    REQUIRE(step_maps.maps.back().weights.shape() == Shape{batch.size, 1, 1, source});
-    std::vector<float> rows = step_maps.maps.back().weights.to_vector();
-    for (int64_t b = 0; b < batch.size; ++b) {
-      for (int64_t v = 0; v < vocab; ++v)
-        CHECK(step[b * vocab + v] == Approx(full[(b * length + t) * vocab + v]).margin(1e-5));
-      for (int64_t s = 0; s < source; ++s)
-        CHECK(rows[b * source + s] == Approx(full_rows[(b * length + t) * source + s]).margin(1e-6));
-    }
-  }
-}
-
-TEST_CASE("rnn beam search with beam 1 equals greedy search", "[models][rnn][decode]") {
-  auto model = tiny_rnn(5);
-  data::Batch batch = batch_of(make_examples(testing::kTinyPairs));
-  auto beam = decode::beam_search(*model, batch, search_options(1));
-  auto greedy = decode::greedy_search(*model, batch, search_options(1));
-  REQUIRE(beam.size() == greedy.size());
-  for (size_t i = 0; i < beam.size(); ++i) {
-    CHECK(beam[i].at(0).tokens == greedy[i].tokens);
-    CHECK(beam[i].at(0).log_prob == Approx(greedy[i].log_prob).margin(1e-4));
-  }
-}
-
-TEST_CASE("rnn save then load into a fresh model gives identical logits", "[models][rnn][io]") {
-  attn::testing::TempDir dir;
-  std::string path = dir.file("rnn.safetensors");
-  auto saved = tiny_rnn(3);
-  auto loaded = tiny_rnn(99);
-  data::Batch batch = batch_of(make_examples(testing::kTinyPairs));
-  std::vector<float> expected = logits_of(*saved, batch);
-  REQUIRE(logits_of(*loaded, batch) != expected);
-  io::save_checkpoint(path, saved->parameters());
-  io::load_parameters(io::load_checkpoint(path), loaded->parameters());
-  CHECK(logits_of(*loaded, batch) == expected);
+  CHECK(maps.maps[0].weights.shape() == Shape{4, 1, batch.tgt_len, batch.src_len});
 }
 
 TEST_CASE("a tiny rnn overfits 8 pairs and greedy decoding reproduces every target", "[models][rnn][train]") {
+  std::string cell = GENERATE(from_range(testing::recurrent_cell_names()));
+  INFO(cell);
   // Targets are the reversed sources with each id shifted: the model has to use attention.
   std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>> pairs;
   const std::vector<std::vector<int32_t>> sources = {{4, 5, 6},        {7, 8}, {9, 10, 4, 5}, {6, 6, 7},
@@ -167,7 +90,7 @@ TEST_CASE("a tiny rnn overfits 8 pairs and greedy decoding reproduces every targ
     for (int32_t& id : target) id = 4 + (id - 4 + 1) % 7;
     pairs.push_back({source, target});
   }
-  models::RnnAttentionOptions options = attn::testing::tiny_rnn_options();
+  models::RnnAttentionOptions options = attn::testing::tiny_rnn_options(cell);
   options.embedding_dim = 16;
   options.encoder_hidden = 16;
   options.decoder_hidden = 32;
@@ -177,18 +100,22 @@ TEST_CASE("a tiny rnn overfits 8 pairs and greedy decoding reproduces every targ
   optim::AdamOptions adam_options;
   adam_options.beta2 = 0.99f;
   optim::Adam adam(model.parameters(), adam_options);
+  ops::CrossEntropyOptions loss_options;
+  loss_options.pad_id = data::kPadId;
   double loss = 0.0;
   for (int step = 0; step < 300; ++step) {
     Tape tape;
     Tensor logits = model.forward(layers::RunContext{tape}, batch);
-    ops::CrossEntropyResult ce = ops::cross_entropy(tape, logits, batch.tgt_out, {0.f, data::kPadId});
+    ops::CrossEntropyResult ce = ops::cross_entropy(tape, logits, batch.tgt_out, loss_options);
     loss = ce.loss.item() / double(ce.tokens);
     tape.backward(ce.loss, 1.f / float(ce.tokens));
     adam.step(1e-2f);
     model.parameters().zero_grad();
   }
   CHECK(loss < 0.02);
-  auto hypotheses = decode::greedy_search(model, batch, search_options(1));
+  decode::SearchOptions search;
+  search.beam = 1;
+  auto hypotheses = decode::greedy_search(model, batch, search);
   for (size_t i = 0; i < pairs.size(); ++i) {
     std::vector<int32_t> expected = pairs[i].second;
     expected.push_back(data::kEosId);
@@ -203,7 +130,7 @@ TEST_CASE("the model factory builds the rnn from a config - with the documented 
   config.model.rnn.encoder_hidden = 4;
   config.model.rnn.decoder_hidden = 8;
   config.model.rnn.attention_dim = 8;
-  SECTION("shared tied embeddings") {
+  SECTION("shared tied embeddings, gru: the names of every checkpoint so far") {
     auto model = models::make_model(config, {11, 11});
     CHECK(model->family() == "rnn");
     CHECK(model->target_vocab_size() == 11);
@@ -214,6 +141,7 @@ TEST_CASE("the model factory builds the rnn from a config - with the documented 
                              "decoder.pre_output.weight"})
       CHECK(store.contains(name));
     CHECK_FALSE(store.contains("decoder.output.weight"));
+    CHECK(store.get("decoder.gru.input.weight").shape() == Shape{3 * 8, 8 + 2 * 4});
   }
   SECTION("separate untied embeddings") {
     config.model.shared_embeddings = false;
@@ -225,9 +153,16 @@ TEST_CASE("the model factory builds the rnn from a config - with the documented 
       CHECK(store.contains(name));
     CHECK(store.get("decoder.output.weight").shape() == Shape{13, 8});
   }
-  SECTION("an lstm cell is refused with a clear message") {
+  SECTION("an lstm cell: its parameters are named after it, with four gate blocks") {
     config.model.rnn.cell = "lstm";
-    CHECK_THROWS_WITH(models::make_model(config, {11, 11}),
-                      Catch::Contains("model.rnn.cell") && Catch::Contains("not implemented"));
+    auto model = models::make_model(config, {11, 11});
+    const ParameterStore& store = model->parameters();
+    for (const char* name :
+         {"encoder.forward_lstm.input.weight", "encoder.forward_lstm.hidden.bias", "encoder.backward_lstm.input.bias",
+          "encoder.backward_lstm.hidden.weight", "decoder.lstm.input.weight", "decoder.lstm.hidden.weight"})
+      CHECK(store.contains(name));
+    CHECK_FALSE(store.contains("decoder.gru.input.weight"));
+    CHECK(store.get("encoder.forward_lstm.hidden.weight").shape() == Shape{4 * 4, 4});
+    CHECK(store.get("decoder.lstm.input.weight").shape() == Shape{4 * 8, 8 + 2 * 4});
   }
 }

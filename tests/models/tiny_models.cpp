@@ -2,43 +2,78 @@
 
 #include <cmath>
 
+#include "layers/recurrent_cell.h"
+#include "models/model_factory.h"
 #include "ops/cross_entropy.h"
 #include "optim/adam.h"
 
 namespace attn::testing {
 
+namespace {
+
+ops::CrossEntropyOptions loss_options(float label_smoothing) {
+  ops::CrossEntropyOptions options;
+  options.label_smoothing = label_smoothing;
+  options.pad_id = data::kPadId;
+  return options;
+}
+
+}  // namespace
+
 const TokenPairs kTinyPairs = {{{4, 5, 6}, {7, 8}}, {{9, 10}, {4, 5, 6, 7}}, {{5}, {6}}, {{8, 7, 6, 5, 4}, {10, 9}}};
 
+std::vector<std::string> recurrent_cell_names() {
+  std::vector<std::string> names;
+  for (const auto& cell : layers::recurrent_cell_kinds()) names.push_back(cell.name);
+  return names;
+}
+
+std::vector<TinyModelKind> tiny_model_kinds() {
+  std::vector<TinyModelKind> kinds = {{"transformer", "transformer", "gru"}};
+  for (const std::string& cell : recurrent_cell_names()) kinds.push_back({"rnn " + cell, "rnn", cell});
+  return kinds;
+}
+
+io::Config tiny_model_config(const TinyModelKind& kind, uint64_t seed) {
+  io::Config config;
+  config.train.seed = int64_t(seed);
+  config.model.type = kind.type;
+  io::TransformerConfig& transformer = config.model.transformer;
+  transformer.d_model = 8;
+  transformer.heads = 2;
+  transformer.ffn_dim = 16;
+  transformer.encoder_layers = transformer.decoder_layers = 1;
+  transformer.dropout = 0.0;
+  transformer.max_positions = 64;
+  io::RnnConfig& rnn = config.model.rnn;
+  rnn.cell = kind.cell;
+  rnn.embedding_dim = 8;
+  rnn.encoder_hidden = 4;
+  rnn.decoder_hidden = 8;
+  rnn.attention_dim = 8;
+  rnn.dropout = 0.0;
+  return config;
+}
+
+std::unique_ptr<models::Seq2SeqModel> tiny_model(const TinyModelKind& kind, uint64_t seed) {
+  return models::make_model(tiny_model_config(kind, seed), {kTinyVocab, kTinyVocab});
+}
+
 models::TransformerOptions tiny_transformer_options() {
-  models::TransformerOptions options;
-  options.source_vocab = options.target_vocab = 11;
-  options.layer.width = 8;
-  options.layer.heads = 2;
-  options.layer.ffn_width = 16;
-  options.layer.dropout = 0.f;
-  options.encoder_layers = 1;
-  options.decoder_layers = 1;
-  options.max_positions = 64;
-  return options;
+  return models::transformer_options(tiny_model_config({"transformer", "transformer", "gru"}),
+                                     {kTinyVocab, kTinyVocab});
 }
 
 std::unique_ptr<models::TransformerModel> tiny_transformer(uint64_t seed) {
   return std::make_unique<models::TransformerModel>(tiny_transformer_options(), seed);
 }
 
-models::RnnAttentionOptions tiny_rnn_options() {
-  models::RnnAttentionOptions options;
-  options.source_vocab = options.target_vocab = 11;
-  options.embedding_dim = 8;
-  options.encoder_hidden = 4;
-  options.decoder_hidden = 8;
-  options.attention_dim = 8;
-  options.dropout = 0.f;
-  return options;
+models::RnnAttentionOptions tiny_rnn_options(const std::string& cell) {
+  return models::rnn_attention_options(tiny_model_config({"rnn " + cell, "rnn", cell}), {kTinyVocab, kTinyVocab});
 }
 
-std::unique_ptr<models::RnnAttentionModel> tiny_rnn(uint64_t seed) {
-  return std::make_unique<models::RnnAttentionModel>(tiny_rnn_options(), seed);
+std::unique_ptr<models::RnnAttentionModel> tiny_rnn(uint64_t seed, const std::string& cell) {
+  return std::make_unique<models::RnnAttentionModel>(tiny_rnn_options(cell), seed);
 }
 
 std::vector<data::Example> make_examples(
@@ -63,7 +98,7 @@ double batch_loss(const models::Seq2SeqModel& model, const data::Batch& batch, f
   Tape tape;
   NoGradScope no_grad(tape);
   Tensor logits = model.forward(layers::RunContext{tape}, batch);
-  return ops::cross_entropy(tape, logits, batch.tgt_out, {label_smoothing, data::kPadId}).loss.item();
+  return ops::cross_entropy(tape, logits, batch.tgt_out, loss_options(label_smoothing)).loss.item();
 }
 
 std::vector<float> logits_of(const models::Seq2SeqModel& model, const data::Batch& batch) {
@@ -80,7 +115,7 @@ double fit(models::Seq2SeqModel& model, const std::function<data::Batch(int)>& n
     data::Batch batch = next_batch(step);
     Tape tape;
     Tensor logits = model.forward(layers::RunContext{tape}, batch);  // (B, T, V)
-    ops::CrossEntropyResult ce = ops::cross_entropy(tape, logits, batch.tgt_out, {0.f, data::kPadId});
+    ops::CrossEntropyResult ce = ops::cross_entropy(tape, logits, batch.tgt_out, loss_options(0.f));
     loss = ce.loss.item() / double(ce.tokens);
     tape.backward(ce.loss, 1.f / float(ce.tokens));
     adam.step(learning_rate);
@@ -111,7 +146,7 @@ std::vector<std::string> model_gradient_mismatches(models::Seq2SeqModel& model, 
   {
     Tape tape;
     Tensor logits = model.forward(layers::RunContext{tape}, batch);
-    tape.backward(ops::cross_entropy(tape, logits, batch.tgt_out, {label_smoothing, data::kPadId}).loss);
+    tape.backward(ops::cross_entropy(tape, logits, batch.tgt_out, loss_options(label_smoothing)).loss);
   }
   std::vector<float> analytic(store.grads(), store.grads() + store.size());
   float* values = store.values();
@@ -129,11 +164,6 @@ std::vector<std::string> model_gradient_mismatches(models::Seq2SeqModel& model, 
                            std::to_string(numeric));
   }
   return mismatches;
-}
-
-std::pair<double, double> tight_and_padded_loss(const models::Seq2SeqModel& model) {
-  auto examples = make_examples(kTinyPairs);
-  return {batch_loss(model, batch_of(examples, 1), 0.1f), batch_loss(model, batch_of(examples, 16), 0.1f)};
 }
 
 }  // namespace attn::testing

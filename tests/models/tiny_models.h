@@ -6,25 +6,42 @@
 #include <vector>
 
 #include "data/batch.h"
+#include "io/config.h"
 #include "layers/attention_maps.h"
 #include "models/rnn_attention.h"
 #include "models/transformer.h"
 
 namespace attn::testing {
 
+inline constexpr int64_t kTinyVocab = 11;
+
+// The tiny model of each kind the shared invariant tests run on (test_model_invariants.cpp):
+// every family, and the RNN with every registered recurrent cell.
+struct TinyModelKind {
+  std::string label;  // "transformer", "rnn gru", "rnn lstm"
+  std::string type;   // model.type
+  std::string cell;   // model.rnn.cell
+};
+std::vector<TinyModelKind> tiny_model_kinds();
+// The name of every registered recurrent cell (layers/recurrent_cell.h), for Catch2 generators.
+std::vector<std::string> recurrent_cell_names();
+
+// The config of a tiny model: Transformer width 8, 2 heads, FFN 16, one layer each side, 64
+// positions; RNN embedding 8, encoder 4 per direction (states 8 wide), decoder 8, attention 8;
+// no dropout; shared tied embeddings; train.seed = seed.
+io::Config tiny_model_config(const TinyModelKind& kind, uint64_t seed = 3);
+// make_model(tiny_model_config(kind, seed), vocabulary 11 on both sides).
+std::unique_ptr<models::Seq2SeqModel> tiny_model(const TinyModelKind& kind, uint64_t seed = 3);
+
+// The options of the same tiny configs, for tests that build a family directly.
 models::TransformerOptions tiny_transformer_options();
 std::unique_ptr<models::TransformerModel> tiny_transformer(uint64_t seed = 3);
-
-// Embedding 8, encoder 4 per direction (states 8 wide), decoder 8, attention 8, no dropout.
-models::RnnAttentionOptions tiny_rnn_options();
-std::unique_ptr<models::RnnAttentionModel> tiny_rnn(uint64_t seed = 3);
+models::RnnAttentionOptions tiny_rnn_options(const std::string& cell = "gru");
+std::unique_ptr<models::RnnAttentionModel> tiny_rnn(uint64_t seed = 3, const std::string& cell = "gru");
 
 using TokenPairs = std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>>;
 // Four pairs of different lengths (sources with eos: 4, 3, 2, 6 tokens) for invariant tests.
 extern const TokenPairs kTinyPairs;
-
-// Smoothed loss of kTinyPairs padded to a multiple of 1 and of 16: equal when padding is inert.
-std::pair<double, double> tight_and_padded_loss(const models::Seq2SeqModel& model);
 
 // Examples from token lists (eos appended to both sides); the tiny models take ids 4..10.
 std::vector<data::Example> make_examples(

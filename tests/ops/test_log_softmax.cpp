@@ -35,3 +35,26 @@ TEST_CASE("log_softmax gradients match finite differences", "[ops][log_softmax][
   auto f = [](Tape& tape, const std::vector<Tensor>& in) { return ops::log_softmax(tape, in[0]); };
   CHECK(check_gradients(f, {x}) == "");
 }
+
+TEST_CASE("log_softmax_rows_in_place gives rows whose exponentials sum to one - as log_softmax does",
+          "[ops][log_softmax]") {
+  Tensor logits = attn::testing::random_tensor({3, 7}, 11, 5.f, false);  // (R, V)
+  std::vector<float> before = logits.to_vector();
+  logits.data()[7] = 80.f;  // a large logit must not overflow
+  before[7] = 80.f;
+  Tape tape;
+  const std::vector<float> taped = ops::log_softmax(tape, logits).to_vector();
+  ops::log_softmax_rows_in_place(logits);
+  std::vector<float> after = logits.to_vector();
+  for (int64_t r = 0; r < 3; ++r) {
+    double sum = 0;
+    for (int64_t v = 0; v < 7; ++v) {
+      sum += std::exp(double(after[r * 7 + v]));
+      CHECK(after[r * 7 + v] <= 0.f);
+      // A row shifts by one constant: differences between logits are kept.
+      CHECK(after[r * 7 + v] - after[r * 7] == Approx(before[r * 7 + v] - before[r * 7]).margin(1e-4));
+    }
+    CHECK(sum == Approx(1.0).epsilon(1e-5));
+    for (int64_t v = 0; v < 7; ++v) CHECK(after[r * 7 + v] == Approx(taped[r * 7 + v]).margin(1e-5));
+  }
+}

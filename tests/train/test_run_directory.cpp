@@ -13,13 +13,14 @@
 #include "io/checksum.h"
 #include "io/file_lock.h"
 #include "io/safetensors.h"
+#include "run/load_run.h"
 #include "train/run_directory.h"
 #include "train/train_fixtures.h"
 #include "train/trainer.h"
 
 using namespace attn;
-using attn::testing::TinyRun;
 using attn::testing::error_of_training;
+using attn::testing::TinyRun;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
@@ -27,7 +28,7 @@ namespace {
 
 std::string error_of_loading(const std::string& dir) {
   try {
-    train::load_run(dir);
+    run::load_run(dir);
   } catch (const Error& error) {
     return error.what();
   }
@@ -51,15 +52,15 @@ void edit_config(const TinyRun& run, const std::function<void(json&)>& edit) {
 
 }  // namespace
 
-TEST_CASE("load_run reads a trained run", "[train][run_directory]") {
+TEST_CASE("run::load_run reads a trained run", "[train][run_directory]") {
   TinyRun run(kTwoSteps);
   train_two_steps(run);
-  train::LoadedRun loaded = train::load_run(run.run_dir);
+  run::LoadedRun loaded = run::load_run(run.run_dir);
   CHECK(loaded.checkpoint == run.last_checkpoint());
   CHECK(loaded.model->family() == "transformer");
 }
 
-TEST_CASE("load_run names the tensors and shapes when the checkpoint does not fit the config",
+TEST_CASE("run::load_run names the tensors and shapes when the checkpoint does not fit the config",
           "[train][run_directory][faults]") {
   TinyRun run(kTwoSteps);
   train_two_steps(run);
@@ -72,7 +73,7 @@ TEST_CASE("load_run names the tensors and shapes when the checkpoint does not fi
   CHECK_THAT(error, Catch::EndsWith("; and 1 more"));  // decoder.layers.0.ffn.fc2.weight
 }
 
-TEST_CASE("load_run reports a truncated or foreign checkpoint - naming it", "[train][run_directory][faults]") {
+TEST_CASE("run::load_run reports a truncated or foreign checkpoint - naming it", "[train][run_directory][faults]") {
   TinyRun run(kTwoSteps);
   train_two_steps(run);
   const auto size = fs::file_size(run.last_checkpoint());
@@ -88,7 +89,8 @@ TEST_CASE("load_run reports a truncated or foreign checkpoint - naming it", "[tr
   }
 }
 
-TEST_CASE("load_run reports a broken config.json or vocabulary - naming the file", "[train][run_directory][faults]") {
+TEST_CASE("run::load_run reports a broken config.json or vocabulary - naming the file",
+          "[train][run_directory][faults]") {
   TinyRun run(kTwoSteps);
   train_two_steps(run);
   SECTION("malformed config.json") {
@@ -270,7 +272,7 @@ TEST_CASE("restart (--restart) on a complete run moves it aside too - and with n
 
 TEST_CASE("two restarts in the same second get two subfolders", "[train][run_directory]") {
   TinyRun run;
-  const train::RunPaths paths = train::run_paths(run.run_dir, true);
+  const run::RunPaths paths = run::run_paths(run.run_dir, true);
   const std::time_t when = 1700000000;
   attn::testing::write_file(paths.config, "first");
   attn::testing::write_file(paths.last_checkpoint + ".tmp", "a leftover of a killed save");
@@ -320,7 +322,7 @@ TEST_CASE("the vocabulary's sha256 is in vocab.sha256 (sha256sum's format) and i
     CHECK(io::load_checkpoint(path).metadata.at("vocab_sha256") == "{\"spm.model\":\"" + digest + "\"}");
 }
 
-TEST_CASE("a replaced or missing vocabulary is an error for --resume and load_run - naming the file",
+TEST_CASE("a replaced or missing vocabulary is an error for --resume and run::load_run - naming the file",
           "[train][run_directory][vocab][faults]") {
   TinyRun run(kTwoSteps);
   train::train(run.config, {});
@@ -360,7 +362,7 @@ TEST_CASE("a run from before the vocabulary record still loads and resumes - and
   fs::remove(run.run_dir + "/vocab.sha256");
   drop_metadata(run.best_checkpoint(), "vocab_sha256");
   drop_metadata(run.last_checkpoint(), "vocab_sha256");
-  CHECK_NOTHROW(train::load_run(run.run_dir));
+  CHECK_NOTHROW(run::load_run(run.run_dir));
   io::Config more = run.config;
   more.train.max_steps = 4;
   train::train(more, resume_option());
@@ -379,7 +381,7 @@ TEST_CASE("a supplied vocabulary of another size than vocab.size is refused befo
   CHECK(entries_of(run.run_dir) == std::vector<std::string>{"spm.model", "train.lock"});
 }
 
-TEST_CASE("load_run says that a file is not a run directory", "[train][run_directory]") {
+TEST_CASE("run::load_run says that a file is not a run directory", "[train][run_directory]") {
   TinyRun run(kTwoSteps);
   train_two_steps(run);
   CHECK(error_of_loading(run.last_checkpoint()) ==
@@ -389,7 +391,7 @@ TEST_CASE("load_run says that a file is not a run directory", "[train][run_direc
   CHECK(error_of_loading(run.dir.file("nowhere")) == "model directory " + run.dir.file("nowhere") + " does not exist");
 }
 
-TEST_CASE("load_run refuses a checkpoint with a flipped byte - naming it", "[train][run_directory][faults]") {
+TEST_CASE("run::load_run refuses a checkpoint with a flipped byte - naming it", "[train][run_directory][faults]") {
   TinyRun run(kTwoSteps);
   train_two_steps(run);
   {

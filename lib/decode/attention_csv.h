@@ -16,7 +16,7 @@
 
 #include "decode/attention_dump.h"
 
-namespace attn::io {
+namespace attn::decode {
 
 inline constexpr const char* kAttentionCsvHeader =
     "sentence,kind,layer,head,query_pos,query_token,key_pos,key_token,weight";
@@ -33,7 +33,7 @@ class AttentionCsvWriter {
   // Writes the header line.
   AttentionCsvWriter(std::ostream& out, PieceName source_piece, PieceName target_piece);
   // Every weight of every map of `sentence`: heads x queries x keys rows per map.
-  void write(const decode::SentenceAttention& sentence);
+  void write(const SentenceAttention& sentence);
 
  private:
   std::ostream& out_;
@@ -41,6 +41,6 @@ class AttentionCsvWriter {
 };
 
 // "i-j i-j ..." (no line break); empty for no links.
-std::string pharaoh_line(const std::vector<decode::AlignmentLink>& links);
+std::string pharaoh_line(const std::vector<AlignmentLink>& links);
 
-}  // namespace attn::io
+}  // namespace attn::decode

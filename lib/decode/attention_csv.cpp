@@ -1,10 +1,10 @@
-#include "io/attention_csv.h"
+#include "decode/attention_csv.h"
 
 #include <cstdio>
 
 #include "core/check.h"
 
-namespace attn::io {
+namespace attn::decode {
 
 namespace {
 
@@ -35,7 +35,7 @@ AttentionCsvWriter::AttentionCsvWriter(std::ostream& out, PieceName source_piece
   out_ << kAttentionCsvHeader << '\n';
 }
 
-void AttentionCsvWriter::write(const decode::SentenceAttention& sentence) {
+void AttentionCsvWriter::write(const SentenceAttention& sentence) {
   if (sentence.maps.empty()) return;
   const std::vector<std::string> source = fields_of(sentence.source, source_piece_);
   const std::vector<std::string> output = fields_of(sentence.target, target_piece_);
@@ -67,11 +67,11 @@ void AttentionCsvWriter::write(const decode::SentenceAttention& sentence) {
   }
 }
 
-std::string pharaoh_line(const std::vector<decode::AlignmentLink>& links) {
+std::string pharaoh_line(const std::vector<AlignmentLink>& links) {
   std::string line;
   for (const auto& [source, target] : links)
     line += (line.empty() ? "" : " ") + std::to_string(source) + "-" + std::to_string(target);
   return line;
 }
 
-}  // namespace attn::io
+}  // namespace attn::decode

@@ -4,7 +4,7 @@
 
 #include "csv_rows.h"
 #include "data/vocab.h"
-#include "io/attention_csv.h"
+#include "decode/attention_csv.h"
 
 using namespace attn;
 using attn::testing::csv_fields;
@@ -54,7 +54,7 @@ decode::SentenceAttention example_sentence() {
 
 std::string written(const std::vector<decode::SentenceAttention>& sentences) {
   std::ostringstream out;
-  io::AttentionCsvWriter writer(out, piece, piece);
+  decode::AttentionCsvWriter writer(out, piece, piece);
   for (const auto& sentence : sentences) writer.write(sentence);
   return out.str();
 }
@@ -62,19 +62,20 @@ std::string written(const std::vector<decode::SentenceAttention>& sentences) {
 }  // namespace
 
 TEST_CASE("csv_field quotes a comma - a quote and a space per RFC 4180 and leaves plain pieces bare",
-          "[io][attention_csv]") {
-  CHECK(io::csv_field("a,b") == "\"a,b\"");
-  CHECK(io::csv_field("say \"hi\"") == "\"say \"\"hi\"\"\"");
-  CHECK(io::csv_field("\"") == "\"\"\"\"");
-  CHECK(io::csv_field("x y") == "\"x y\"");
-  CHECK(io::csv_field("\xe2\x96\x81word") == "\xe2\x96\x81word");  // ▁ is not a space
-  CHECK(io::csv_field("</s>") == "</s>");
-  CHECK(io::csv_field("") == "");
+          "[decode][attention_csv]") {
+  CHECK(decode::csv_field("a,b") == "\"a,b\"");
+  CHECK(decode::csv_field("say \"hi\"") == "\"say \"\"hi\"\"\"");
+  CHECK(decode::csv_field("\"") == "\"\"\"\"");
+  CHECK(decode::csv_field("x y") == "\"x y\"");
+  CHECK(decode::csv_field("\xe2\x96\x81word") == "\xe2\x96\x81word");  // ▁ is not a space
+  CHECK(decode::csv_field("</s>") == "</s>");
+  CHECK(decode::csv_field("") == "");
   for (const std::string text : {"a,b", "say \"hi\"", "x y", "\xe2\x96\x81w,\"q\" z"})
-    CHECK(csv_fields("1," + io::csv_field(text) + ",2") == std::vector<std::string>{"1", text, "2"});
+    CHECK(csv_fields("1," + decode::csv_field(text) + ",2") == std::vector<std::string>{"1", text, "2"});
 }
 
-TEST_CASE("the attention csv: exact header - one row per weight of each map - tokens by kind", "[io][attention_csv]") {
+TEST_CASE("the attention csv: exact header - one row per weight of each map - tokens by kind",
+          "[decode][attention_csv]") {
   std::string text = written({example_sentence()});
   CHECK(text.substr(0, text.find('\n')) == "sentence,kind,layer,head,query_pos,query_token,key_pos,key_token,weight");
   std::vector<testing::AttentionRow> rows = parse_attention_csv(text);
@@ -97,7 +98,7 @@ TEST_CASE("the attention csv: exact header - one row per weight of each map - to
   CHECK(rows.back().weight == 208.0);
 }
 
-TEST_CASE("the attention csv writes a sentence without maps as no rows", "[io][attention_csv]") {
+TEST_CASE("the attention csv writes a sentence without maps as no rows", "[decode][attention_csv]") {
   decode::SentenceAttention empty;
   empty.index = 3;
   decode::SentenceAttention second = example_sentence();
@@ -107,16 +108,16 @@ TEST_CASE("the attention csv writes a sentence without maps as no rows", "[io][a
   for (const auto& row : rows) CHECK(row.sentence == 7);
 }
 
-TEST_CASE("the attention csv refuses a map larger than its sentence", "[io][attention_csv]") {
+TEST_CASE("the attention csv refuses a map larger than its sentence", "[decode][attention_csv]") {
   decode::SentenceAttention sentence = example_sentence();
   sentence.maps[0].queries = 4;
   sentence.maps[0].weights.resize(2 * 4 * 3);
   std::ostringstream out;
-  io::AttentionCsvWriter writer(out, piece, piece);
+  decode::AttentionCsvWriter writer(out, piece, piece);
   CHECK_THROWS_WITH(writer.write(sentence), Catch::Contains("4 x 3"));
 }
 
-TEST_CASE("pharaoh_line joins source-target links as i-j", "[io][attention_csv]") {
-  CHECK(io::pharaoh_line({{0, 0}, {2, 1}, {1, 3}}) == "0-0 2-1 1-3");
-  CHECK(io::pharaoh_line({}) == "");
+TEST_CASE("pharaoh_line joins source-target links as i-j", "[decode][attention_csv]") {
+  CHECK(decode::pharaoh_line({{0, 0}, {2, 1}, {1, 3}}) == "0-0 2-1 1-3");
+  CHECK(decode::pharaoh_line({}) == "");
 }

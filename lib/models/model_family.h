@@ -1,0 +1,41 @@
+#pragma once
+// ModelFamily: what attn needs to know about one model family (one value of model.type) besides
+// the Seq2SeqModel interface: how to build it from a config, the longest sequence it decodes,
+// and its width for learning-rate schedules. Each family defines its entry in its own file
+// (transformer.cpp, rnn_attention.cpp), next to its options-from-config code; the one table of
+// entries is model_families() (model_factory.cpp), and model_factory.h the API on top.
+// A family's hyperparameters stay in its section of io/config.h (model.transformer, model.rnn).
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "io/config.h"
+#include "models/seq2seq_model.h"
+
+namespace attn::models {
+
+struct VocabSizes {
+  int64_t source = 0;
+  int64_t target = 0;
+};
+
+struct ModelFamily {
+  std::string name;  // the model.type value, and Seq2SeqModel::family() of its models
+  // The model `config` describes, sized for `vocab`, its parameters initialised from `seed`.
+  std::unique_ptr<Seq2SeqModel> (*build)(const io::Config& config, const VocabSizes& vocab, uint64_t seed);
+  // The longest source or output, in tokens (eos included), that decoding gives the model.
+  int64_t (*max_sequence_length)(const io::Config& config);
+  // The most tokens per side the model can hold at all (a position table's size); 0 = no limit.
+  int64_t (*position_limit)(const io::Config& config);
+  // The width d of the noam schedule's lr * d^-0.5 (optim/schedule.h).
+  int64_t (*schedule_width)(const io::Config& config);
+};
+
+// ModelFamily::build for a Model constructed from (options, seed), with its options from
+// options_of(config, vocab).
+template <class Model, auto options_of>
+std::unique_ptr<Seq2SeqModel> build_model(const io::Config& config, const VocabSizes& vocab, uint64_t seed) {
+  return std::make_unique<Model>(options_of(config, vocab), seed);
+}
+
+}  // namespace attn::models

@@ -1,0 +1,28 @@
+#pragma once
+// load_run: a trained run, ready to translate, for every program that uses one (attn-translate,
+// attn-dump-attention, attn-bench decode). It lives outside train/ so that inference does not
+// depend on the trainer.
+#include <memory>
+#include <string>
+
+#include "io/config.h"
+#include "models/seq2seq_model.h"
+#include "run/run_files.h"
+
+namespace attn::run {
+
+// A run's config, vocabularies and model with the best (or, failing that, the last)
+// checkpoint's parameters.
+struct LoadedRun {
+  io::Config config;
+  RunPaths paths;
+  std::unique_ptr<Vocabularies> vocab;
+  std::unique_ptr<models::Seq2SeqModel> model;
+  std::string checkpoint;  // the file the parameters came from
+};
+
+// Reads without writing or locking (every run file is replaced atomically); checks the
+// vocabulary against its record and the checkpoint's, and the checkpoint's data checksum.
+LoadedRun load_run(const std::string& dir);
+
+}  // namespace attn::run

@@ -1,0 +1,97 @@
+#include "run/run_files.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/check.h"
+#include "io/atomic_file.h"
+#include "io/checksum.h"
+
+namespace attn::run {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string file_name(const std::string& path) { return fs::path(path).filename().string(); }
+
+}  // namespace
+
+RunPaths run_paths(const std::string& dir, bool joint_vocab) {
+  fs::path root(dir);
+  RunPaths paths;
+  paths.dir = dir;
+  paths.config = (root / "config.json").string();
+  paths.source_vocab = (root / (joint_vocab ? "spm.model" : "spm.src.model")).string();
+  paths.target_vocab = (root / (joint_vocab ? "spm.model" : "spm.tgt.model")).string();
+  paths.vocab_record = (root / "vocab.sha256").string();
+  paths.best_checkpoint = (root / "checkpoint.best.safetensors").string();
+  paths.last_checkpoint = (root / "checkpoint.last.safetensors").string();
+  paths.log = (root / "train.log.jsonl").string();
+  paths.lock = (root / "train.lock").string();
+  return paths;
+}
+
+Vocabularies load_vocabularies(const RunPaths& paths) {
+  Vocabularies vocab{data::Vocab::load(paths.source_vocab), data::Vocab::load(paths.target_vocab), {}};
+  for (const std::string& path : {paths.source_vocab, paths.target_vocab})
+    if (!vocab.digests.count(file_name(path)))
+      vocab.digests[file_name(path)] = io::sha256_of_file(path);  // joint: once
+  return vocab;
+}
+
+std::string digests_to_json(const VocabDigests& digests) { return nlohmann::json(digests).dump(); }
+
+void write_vocab_record(const RunPaths& paths, const VocabDigests& digests) {
+  std::string text;
+  for (const auto& [name, digest] : digests) text += digest + "  " + name + "\n";  // sha256sum's format
+  io::write_file_atomically(paths.vocab_record, text);
+}
+
+std::optional<VocabDigests> read_vocab_record(const RunPaths& paths) {
+  std::ifstream file(paths.vocab_record);
+  if (!file.is_open()) return std::nullopt;
+  VocabDigests digests;
+  std::string line;
+  for (int number = 1; std::getline(file, line); ++number) {
+    if (line.empty()) continue;
+    const bool valid = line.size() > 66 && line.find_first_not_of("0123456789abcdef") == 64 &&
+                       (line.compare(64, 2, "  ") == 0 || line.compare(64, 2, " *") == 0);
+    ATTN_CHECK(valid, paths.vocab_record, ":", number, ": not a line \"SHA256  FILE\" as sha256sum writes");
+    digests[line.substr(66)] = line.substr(0, 64);
+  }
+  return digests;
+}
+
+void check_vocab_record(const RunPaths& paths, const VocabDigests& recorded, const VocabDigests& actual) {
+  for (const auto& [name, digest] : actual) {
+    auto found = recorded.find(name);
+    ATTN_CHECK(found != recorded.end(), paths.vocab_record, " has no sha256 of ", name,
+               ", the vocabulary this config uses: is vocab.joint not what the run was trained with?");
+    ATTN_CHECK(found->second == digest, (fs::path(paths.dir) / name).string(),
+               " is not the vocabulary this run was trained with: its sha256 is ", digest, " but ", paths.vocab_record,
+               " records ", found->second,
+               ". The run's checkpoints work only with their own vocabulary: put the original file back");
+  }
+}
+
+void check_checkpoint_vocabulary(const std::string& checkpoint, const std::map<std::string, std::string>& metadata,
+                                 const VocabDigests& digests) {
+  auto found = metadata.find(kVocabDigestsKey);
+  if (found == metadata.end()) return;  // saved before the record existed
+  nlohmann::json recorded = nlohmann::json::parse(found->second, nullptr, false);
+  bool valid = recorded.is_object();
+  for (const auto& item : recorded.items()) valid = valid && item.value().is_string();
+  ATTN_CHECK(valid, checkpoint, ": checkpoint metadata \"", kVocabDigestsKey,
+             "\" is not a JSON object of file name -> sha256");
+  const fs::path dir = fs::path(checkpoint).parent_path();
+  for (const auto& [name, digest] : digests) {
+    const std::string saved = recorded.contains(name) ? recorded[name].get<std::string>() : "(none)";
+    ATTN_CHECK(saved == digest, checkpoint, " was trained with another vocabulary: it records sha256 ", saved, " for ",
+               name, " but ", (dir / name).string(), " has ", digest, ". Put the run's original vocabulary back");
+  }
+}
+
+}  // namespace attn::run

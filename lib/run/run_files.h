@@ -1,0 +1,68 @@
+#pragma once
+// The files of a run directory (config output_dir) that every program reads: their paths, the
+// vocabularies, and the vocabulary's SHA-256 record. What attn-train alone does with the
+// directory (its lock, the start rules, --restart) is train/run_directory.h's.
+//
+//   config.json                       the resolved config
+//   spm.model, spm.vocab              joint SentencePiece vocabulary (vocab.joint)
+//   spm.src.model, spm.tgt.model      separate vocabularies otherwise (and their .vocab)
+//   vocab.sha256                      the vocabulary's SHA-256, as sha256sum writes it
+//   checkpoint.best.safetensors       best by train.valid_metric
+//   checkpoint.last.safetensors       latest, with optimizer and training state (for --resume)
+//   train.log.jsonl                   one JSON object per log line
+//   train.lock                        locked (flock) by the attn-train using the directory; its PID
+//   previous-run-YYYYMMDD-HHMMSS/     an earlier run, moved aside by attn-train --restart
+#include <map>
+#include <optional>
+#include <string>
+
+#include "data/vocab.h"
+
+namespace attn::run {
+
+struct RunPaths {
+  std::string dir;
+  std::string config;
+  std::string source_vocab;  // same file as target_vocab when joint
+  std::string target_vocab;
+  std::string vocab_record;  // vocab.sha256
+  std::string best_checkpoint;
+  std::string last_checkpoint;
+  std::string log;
+  std::string lock;
+};
+
+RunPaths run_paths(const std::string& dir, bool joint_vocab);
+
+// Vocabulary file name (in the run directory, e.g. "spm.model") -> its SHA-256 in hex.
+using VocabDigests = std::map<std::string, std::string>;
+
+// The checkpoint metadata key that holds a VocabDigests as a JSON object.
+inline constexpr const char* kVocabDigestsKey = "vocab_sha256";
+
+struct Vocabularies {
+  data::Vocab source;
+  data::Vocab target;
+  VocabDigests digests;  // of the files they were loaded from
+};
+
+// The run's vocabularies and the digests of their files.
+Vocabularies load_vocabularies(const RunPaths& paths);
+
+// For checkpoint metadata (kVocabDigestsKey).
+std::string digests_to_json(const VocabDigests& digests);
+
+// vocab.sha256: written (atomically) when the vocabulary is made; read back, or nullopt for a
+// run from before the record existed.
+void write_vocab_record(const RunPaths& paths, const VocabDigests& digests);
+std::optional<VocabDigests> read_vocab_record(const RunPaths& paths);
+
+// Throws naming the file when `actual` differs from the record (a vocabulary replaced).
+void check_vocab_record(const RunPaths& paths, const VocabDigests& recorded, const VocabDigests& actual);
+
+// Throws naming the checkpoint when its metadata records other vocabulary digests than
+// `digests` (a vocabulary replaced since it was saved); a checkpoint without a record passes.
+void check_checkpoint_vocabulary(const std::string& checkpoint, const std::map<std::string, std::string>& metadata,
+                                 const VocabDigests& digests);
+
+}  // namespace attn::run

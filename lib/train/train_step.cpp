@@ -1,0 +1,71 @@
+#include "train/train_step.h"
+
+#include <cmath>
+
+#include "data/vocab.h"
+#include "models/model_factory.h"
+#include "ops/cross_entropy.h"
+#include "optim/clip.h"
+
+namespace attn::train {
+
+namespace {
+
+optim::AdamOptions adam_options(const io::TrainConfig& t) {
+  optim::AdamOptions options;
+  options.beta1 = float(t.adam_beta1);
+  options.beta2 = float(t.adam_beta2);
+  options.epsilon = float(t.adam_epsilon);
+  options.weight_decay = float(t.weight_decay);
+  options.decoupled_weight_decay = true;  // AdamW
+  return options;
+}
+
+optim::ScheduleOptions schedule_options(const io::Config& config) {
+  optim::ScheduleOptions options;
+  options.type = optim::parse_schedule(config.train.schedule);
+  options.learning_rate = float(config.train.learning_rate);
+  options.warmup_steps = config.train.warmup_steps;
+  options.d_model = models::schedule_width(config);
+  return options;
+}
+
+}  // namespace
+
+TrainStep::TrainStep(models::Seq2SeqModel& model, const io::Config& config)
+    : model_(model),
+      adam_(model.parameters(), adam_options(config.train)),
+      schedule_(schedule_options(config)),
+      label_smoothing_(float(config.train.label_smoothing)),
+      clip_norm_(config.train.clip_norm) {}
+
+StepStats TrainStep::accumulate(const std::vector<data::Batch>& batches, int64_t total_target_tokens,
+                                Rng& dropout_rng) {
+  StepStats stats;
+  ops::CrossEntropyOptions loss_options;
+  loss_options.label_smoothing = label_smoothing_;
+  loss_options.pad_id = data::kPadId;
+  for (const data::Batch& batch : batches) {
+    if (batch.size == 0) continue;  // a rank's share when there are fewer sentences than ranks
+    Tape tape;
+    layers::RunContext ctx{tape, true, &dropout_rng};
+    Tensor logits = model_.forward(ctx, batch);  // (B, T, V)
+    ops::CrossEntropyResult ce = ops::cross_entropy(tape, logits, batch.tgt_out, loss_options);
+    stats.loss += ce.loss.item();
+    stats.nll += ce.nll_sum;
+    stats.tokens += ce.tokens;
+    tape.backward(ce.loss, 1.f / float(total_target_tokens));  // the step's loss is per target token
+  }
+  return stats;
+}
+
+void TrainStep::update(StepStats& stats, int64_t step) {
+  ParameterStore& parameters = model_.parameters();
+  stats.grad_norm =
+      clip_norm_ > 0 ? optim::clip_grad_norm(parameters, clip_norm_) : optim::global_grad_norm(parameters);
+  stats.finite = std::isfinite(stats.loss) && std::isfinite(stats.grad_norm);
+  if (stats.finite) adam_.step(learning_rate(step));
+  parameters.zero_grad();
+}
+
+}  // namespace attn::train

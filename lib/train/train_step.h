@@ -1,0 +1,56 @@
+#pragma once
+// TrainStep: one optimizer step, the one home of the update rule that attn-train runs and
+// attn-bench times:
+//   accumulate: for each batch, forward -> label-smoothed cross-entropy -> backward seeded with
+//               1 / (target tokens of the whole step), so gradients sum to the per-token mean
+//   (the caller may sum the gradients over ranks, or inspect them, here)
+//   update:     global-norm clipping (train.clip_norm; 0 = off, the norm is measured either way)
+//               -> a non-finite loss or norm skips the update -> Adam at the schedule's rate for
+//               the step -> gradients zeroed.
+// Adam's options and the schedule come from train.*; the schedule's width from the model
+// family (models::schedule_width).
+#include <cstdint>
+#include <vector>
+
+#include "core/rng.h"
+#include "data/batch.h"
+#include "io/config.h"
+#include "models/seq2seq_model.h"
+#include "optim/adam.h"
+#include "optim/schedule.h"
+
+namespace attn::train {
+
+// Sums over one optimizer step (all accumulated batches; all ranks once summed).
+struct StepStats {
+  double loss = 0;  // smoothed loss sum
+  double nll = 0;   // unsmoothed -log p sum
+  int64_t tokens = 0;
+  double grad_norm = 0;
+  double allreduce_seconds = 0;  // summing the gradients over ranks
+  bool finite = true;
+};
+
+class TrainStep {
+ public:
+  TrainStep(models::Seq2SeqModel& model, const io::Config& config);
+
+  // Forward and backward of every batch (an empty one is skipped); gradients accumulate in the
+  // model's parameters, each seeded with 1 / total_target_tokens.
+  StepStats accumulate(const std::vector<data::Batch>& batches, int64_t total_target_tokens, Rng& dropout_rng);
+  // Clips, checks, applies Adam for optimizer step `step` (from 1) and zeroes the gradients;
+  // sets stats.grad_norm and stats.finite.
+  void update(StepStats& stats, int64_t step);
+
+  optim::Adam& adam() { return adam_; }
+  float learning_rate(int64_t step) const { return optim::learning_rate_at(schedule_, step); }
+
+ private:
+  models::Seq2SeqModel& model_;
+  optim::Adam adam_;
+  optim::ScheduleOptions schedule_;
+  float label_smoothing_;
+  double clip_norm_;
+};
+
+}  // namespace attn::train
