@@ -13,12 +13,6 @@ namespace attn::run {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-std::string file_name(const std::string& path) { return fs::path(path).filename().string(); }
-
-}  // namespace
-
 RunPaths run_paths(const std::string& dir, bool joint_vocab) {
   fs::path root(dir);
   RunPaths paths;
@@ -36,9 +30,10 @@ RunPaths run_paths(const std::string& dir, bool joint_vocab) {
 
 Vocabularies load_vocabularies(const RunPaths& paths) {
   Vocabularies vocab{data::Vocab::load(paths.source_vocab), data::Vocab::load(paths.target_vocab), {}};
-  for (const std::string& path : {paths.source_vocab, paths.target_vocab})
-    if (!vocab.digests.count(file_name(path)))
-      vocab.digests[file_name(path)] = io::sha256_of_file(path);  // joint: once
+  for (const std::string& path : {paths.source_vocab, paths.target_vocab}) {
+    const std::string name = fs::path(path).filename().string();
+    if (!vocab.digests.count(name)) vocab.digests[name] = io::sha256_of_file(path);  // joint: hashed once
+  }
   return vocab;
 }
 
