@@ -62,6 +62,26 @@ std::vector<std::vector<int64_t>> cut_batches(const std::vector<int64_t>& order,
 
 }  // namespace
 
+std::vector<std::vector<int64_t>> plan_batches(const std::vector<Example>& examples, const BatcherOptions& options,
+                                               int64_t round) {
+  auto order = length_order(examples, options.shuffle, epoch_seed(options.seed, round, 0));
+  auto plan = cut_batches(order, examples, options);
+  if (options.shuffle) {
+    Rng rng(epoch_seed(options.seed, round, 1));
+    for (auto i = static_cast<int64_t>(plan.size()) - 1; i > 0; --i)
+      std::swap(plan[i], plan[rng.below(static_cast<uint64_t>(i) + 1)]);
+  }
+  return plan;
+}
+
+Batch gather_batch(const std::vector<Example>& examples, const std::vector<int64_t>& positions,
+                   const BatcherOptions& options) {
+  std::vector<const Example*> rows;
+  rows.reserve(positions.size());
+  for (int64_t position : positions) rows.push_back(&examples[position]);
+  return make_batch(rows, options.pad_multiple);
+}
+
 Batcher::Batcher(std::vector<Example> examples, BatcherOptions options)
     : examples_(std::move(examples)), options_(options) {
   ATTN_CHECK(!examples_.empty(), "Batcher: no examples");
@@ -71,23 +91,13 @@ Batcher::Batcher(std::vector<Example> examples, BatcherOptions options)
 }
 
 void Batcher::plan_epoch(int64_t epoch) {
-  auto order = length_order(examples_, options_.shuffle, epoch_seed(options_.seed, epoch, 0));
-  plan_ = cut_batches(order, examples_, options_);
-  if (options_.shuffle) {
-    Rng rng(epoch_seed(options_.seed, epoch, 1));
-    for (auto i = static_cast<int64_t>(plan_.size()) - 1; i > 0; --i)
-      std::swap(plan_[i], plan_[rng.below(static_cast<uint64_t>(i) + 1)]);
-  }
+  plan_ = plan_batches(examples_, options_, epoch);
   position_ = {epoch, 0};
 }
 
 Batch Batcher::next() {
   if (position_.batch_in_epoch == batches_per_epoch()) plan_epoch(position_.epoch + 1);
-  const auto& positions = plan_[position_.batch_in_epoch++];
-  std::vector<const Example*> rows;
-  rows.reserve(positions.size());
-  for (int64_t position : positions) rows.push_back(&examples_[position]);
-  return make_batch(rows, options_.pad_multiple);
+  return gather_batch(examples_, plan_[position_.batch_in_epoch++], options_);
 }
 
 void Batcher::set_position(BatcherPosition position) {

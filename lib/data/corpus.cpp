@@ -1,5 +1,7 @@
 #include "data/corpus.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <fstream>
 #include <optional>
 #include <vector>
@@ -25,14 +27,16 @@ std::vector<std::string> read_lines(std::istream& stream, const std::string& nam
   return lines;
 }
 
-TextFileStats text_file_stats(const std::string& path) {
+TextFileStats text_file_stats(const std::string& path, int64_t max_bytes) {
   std::ifstream file(path, std::ios::binary);
   ATTN_CHECK(file.is_open(), "cannot open '", path, "'");
   TextFileStats stats;
   bool in_line = false, has_text = false;  // whether the current line has begun / holds text
   std::vector<char> block(1 << 20);
-  while (file) {
-    file.read(block.data(), std::streamsize(block.size()));
+  int64_t left = max_bytes < 0 ? INT64_MAX : max_bytes;
+  while (file && left > 0) {
+    file.read(block.data(), std::streamsize(std::min<int64_t>(int64_t(block.size()), left)));
+    left -= file.gcount();
     for (std::streamsize i = 0; i < file.gcount(); ++i) {
       const char c = block[size_t(i)];
       if (c == '\n') {
@@ -64,28 +68,25 @@ ParallelText read_parallel(const std::string& src_path, const std::string& tgt_p
 
 namespace {
 
-enum class PairStatus : uint8_t { kept, too_long, empty };
-
 // Encodes one side and appends eos; the status says whether it fits in max_len.
 PairStatus encode_side(const Vocab& vocab, const std::string& text, int max_len, std::vector<int32_t>& ids) {
   ids = vocab.encode(text);
   if (ids.empty()) return PairStatus::empty;
+  ids.reserve(ids.size() + 1);  // exactly one more: push_back alone may double a window's memory
   ids.push_back(kEosId);
   return static_cast<int64_t>(ids.size()) > max_len ? PairStatus::too_long : PairStatus::kept;
 }
 
-PairStatus encode_pair(const ParallelText& text, const Vocab& src_vocab, const Vocab& tgt_vocab, int max_len, int64_t i,
-                       Example& example) {
-  example.index = i;
-  PairStatus src = encode_side(src_vocab, text.src[i], max_len, example.src);
-  PairStatus tgt = encode_side(tgt_vocab, text.tgt[i], max_len, example.tgt);
-  // An empty side makes a pair useless whatever the other side's length, so it counts first.
-  if (src == PairStatus::empty || tgt == PairStatus::empty) return PairStatus::empty;
-  if (src == PairStatus::too_long || tgt == PairStatus::too_long) return PairStatus::too_long;
+}  // namespace
+
+PairStatus encode_example(const std::string& src, const std::string& tgt, const Vocab& src_vocab,
+                          const Vocab& tgt_vocab, int max_len, Example& example) {
+  PairStatus src_status = encode_side(src_vocab, src, max_len, example.src);
+  PairStatus tgt_status = encode_side(tgt_vocab, tgt, max_len, example.tgt);
+  if (src_status == PairStatus::empty || tgt_status == PairStatus::empty) return PairStatus::empty;
+  if (src_status == PairStatus::too_long || tgt_status == PairStatus::too_long) return PairStatus::too_long;
   return PairStatus::kept;
 }
-
-}  // namespace
 
 EncodedCorpus encode_corpus(const ParallelText& text, const Vocab& src_vocab, const Vocab& tgt_vocab, int max_len) {
   ATTN_CHECK(text.src.size() == text.tgt.size(), "encode_corpus: ", text.src.size(), " source lines but ",
@@ -98,7 +99,8 @@ EncodedCorpus encode_corpus(const ParallelText& text, const Vocab& src_vocab, co
 #pragma omp parallel for schedule(dynamic, 512)
   for (int64_t i = 0; i < n; ++i) {
     try {
-      status[i] = encode_pair(text, src_vocab, tgt_vocab, max_len, i, slots[i]);
+      slots[i].index = i;
+      status[i] = encode_example(text.src[i], text.tgt[i], src_vocab, tgt_vocab, max_len, slots[i]);
     } catch (const std::exception& error) {
 #pragma omp critical(attn_encode_corpus_failure)
       if (!failure) failure = "line " + std::to_string(i + 1) + ": " + error.what();

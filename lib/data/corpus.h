@@ -24,8 +24,9 @@ struct TextFileStats {
   int64_t lines = 0;       // as read_lines counts them
   int64_t text_lines = 0;  // lines with a character other than space, tab, CR, VT or FF
 };
-// Throws naming the file when it cannot be read.
-TextFileStats text_file_stats(const std::string& path);
+// Throws naming the file when it cannot be read. With max_bytes >= 0, only the first max_bytes
+// bytes are read (a partial last line counts as a line).
+TextFileStats text_file_stats(const std::string& path, int64_t max_bytes = -1);
 
 struct ParallelText {
   std::vector<std::string> src, tgt;  // src[i] translates to tgt[i]
@@ -36,11 +37,21 @@ struct ParallelText {
 ParallelText read_parallel(const std::string& src_path, const std::string& tgt_path);
 
 // One sentence pair as ids; both sides end with eos. `index` is the pair's line in the text,
-// so results can be written back in input order.
+// so results can be written back in input order; `corpus` which of the training corpora it
+// came from.
 struct Example {
   std::vector<int32_t> src, tgt;
   int64_t index = 0;
+  int32_t corpus = 0;
 };
+
+enum class PairStatus : uint8_t { kept, too_long, empty };
+
+// Encodes one pair into `example` (ids, eos appended to both sides) and says whether it is
+// kept: both sides need 1..max_len-1 text tokens. An empty side counts first, whatever the
+// other side's length.
+PairStatus encode_example(const std::string& src, const std::string& tgt, const Vocab& src_vocab,
+                          const Vocab& tgt_vocab, int max_len, Example& example);
 
 struct EncodedCorpus {
   std::vector<Example> examples;  // in input order

@@ -14,10 +14,30 @@ struct KeyOf {
 
 }  // namespace
 
+void CorpusConfig::validate(const std::string& path) const {
+  KeyOf key{path};
+  ATTN_CHECK(!src.empty() && !tgt.empty(), path, " needs both \"src\" and \"tgt\" files");
+  require_positive(key("weight"), weight);
+}
+
 void DataConfig::validate(const std::string& path) const {
   KeyOf key{path};
   require_at_least(key("max_len"), max_len, 1);
   require_at_least(key("valid_max_sentences"), valid_max_sentences, 0);
+  require_at_least(key("buffer_pairs"), static_cast<double>(buffer_pairs), 1);
+  const bool shorthand = !train_src.empty() || !train_tgt.empty();
+  ATTN_CHECK(!(shorthand && !train.empty()), key("train"), " and ", key("train_src"), "/", key("train_tgt"),
+             " exclude each other: list every corpus in ", key("train"));
+}
+
+std::vector<CorpusConfig> DataConfig::training_corpora() const {
+  if (!train.empty()) return train;
+  return {CorpusConfig{train_src, train_tgt, 1.0}};
+}
+
+std::string DataConfig::corpus_key(size_t index, bool source) const {
+  if (train.empty()) return source ? "data.train_src" : "data.train_tgt";
+  return element_key("data.train", index) + (source ? ".src" : ".tgt");
 }
 
 void VocabConfig::validate(const std::string& path) const {

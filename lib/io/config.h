@@ -12,17 +12,36 @@
 
 namespace attn::io {
 
+// One training corpus of data.train: two aligned files and its share of the draws.
+struct CorpusConfig {
+  std::string src, tgt;
+  double weight = 1.0;  // batches draw from the corpora in proportion to their weights
+
+  template <class V>
+  void visit(V& v) {
+    v("src", src);
+    v("tgt", tgt);
+    v("weight", weight);
+  }
+  void validate(const std::string& path) const;
+};
+
 // Corpus files, one sentence per line, line i of src aligned with line i of tgt. Paths are
 // relative to the current directory.
 struct DataConfig {
-  std::string train_src, train_tgt;
+  std::vector<CorpusConfig> train;  // several corpora with weights ...
+  std::string train_src, train_tgt;  // ... or one, as a shorthand
   std::string valid_src, valid_tgt;
   std::string test_src, test_tgt;
   int max_len = 100;            // max tokens per side; longer training pairs are skipped and counted
   int valid_max_sentences = 0;  // validate on the first N pairs; 0 = all
+  // Training pairs held in memory at once: the corpus streams through a window of this many
+  // pairs, shuffled and batched within it.
+  std::int64_t buffer_pairs = 1000000;
 
   template <class V>
   void visit(V& v) {
+    v("train", train);
     v("train_src", train_src);
     v("train_tgt", train_tgt);
     v("valid_src", valid_src);
@@ -31,8 +50,13 @@ struct DataConfig {
     v("test_tgt", test_tgt);
     v("max_len", max_len);
     v("valid_max_sentences", valid_max_sentences);
+    v("buffer_pairs", buffer_pairs);
   }
   void validate(const std::string& path) const;
+  // The training corpora: data.train, or the one corpus of data.train_src/train_tgt (weight 1).
+  std::vector<CorpusConfig> training_corpora() const;
+  // "data.train[1].src" or "data.train_src": the key that names corpus `index`'s file.
+  std::string corpus_key(size_t index, bool source) const;
 };
 
 // The SentencePiece model trained when a run has none yet.

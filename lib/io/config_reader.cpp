@@ -237,6 +237,8 @@ void require_one_of(const std::string& key, const std::string& value, std::initi
 
 // ---- Leaf readers and writers -------------------------------------------------------------
 
+std::string element_key(const std::string& key, size_t index) { return key + "[" + std::to_string(index) + "]"; }
+
 namespace detail {
 
 bool read_bool(const json& j, const std::string& key) {
@@ -278,10 +280,14 @@ std::string read_string(const json& j, const std::string& key) {
   return j.get<std::string>();
 }
 
+void check_array(const json& j, const std::string& key) {
+  if (!j.is_array()) type_error(j, key, "a list");
+}
+
 std::vector<std::string> read_string_list(const json& j, const std::string& key) {
   if (!j.is_array()) type_error(j, key, "a list of strings");
   std::vector<std::string> out;
-  for (std::size_t i = 0; i < j.size(); ++i) out.push_back(read_string(j[i], key + "[" + std::to_string(i) + "]"));
+  for (std::size_t i = 0; i < j.size(); ++i) out.push_back(read_string(j[i], element_key(key, i)));
   return out;
 }
 

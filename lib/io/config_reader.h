@@ -54,6 +54,8 @@ void apply_override(nlohmann::json& config, const std::string& assignment);
 
 // "model" + "heads" -> "model.heads"; "" + "model" -> "model".
 std::string join_key(const std::string& path, const std::string& name);
+// "data.train" + 2 -> "data.train[2]".
+std::string element_key(const std::string& key, size_t index);
 
 // The closest candidate by edit distance (adjacent transpositions count 1), or "" when
 // nothing is close enough to be a plausible typo.
@@ -86,6 +88,17 @@ template <class T>
 constexpr bool is_leaf_v = std::is_arithmetic_v<T> || std::is_same_v<T, std::string> ||
                            std::is_same_v<T, std::vector<std::string>> || std::is_same_v<T, Duration>;
 
+// A list of config structs (data.train: one object per corpus).
+template <class T>
+struct is_struct_list : std::false_type {};
+template <class T, class A>
+struct is_struct_list<std::vector<T, A>> : std::bool_constant<!is_leaf_v<T>> {};
+template <class T>
+constexpr bool is_struct_list_v = is_struct_list<T>::value;
+
+// Throws unless `j` is an array, naming `key`.
+void check_array(const nlohmann::json& j, const std::string& key);
+
 template <class T, class = void>
 struct has_validate : std::false_type {};
 template <class T>
@@ -108,6 +121,10 @@ void read_value(const nlohmann::json& j, T& out, const std::string& key) {
     out = read_string_list(j, key);
   } else if constexpr (std::is_same_v<T, Duration>) {
     out = read_duration(j, key);
+  } else if constexpr (is_struct_list_v<T>) {
+    check_array(j, key);
+    out.assign(j.size(), typename T::value_type{});
+    for (size_t i = 0; i < j.size(); ++i) read_fields(j[i], out[i], element_key(key, i));
   } else {
     read_fields(j, out, key);
   }
@@ -161,6 +178,10 @@ nlohmann::json write_value(const T& value) {
     return write_duration(value);
   } else if constexpr (is_leaf_v<T>) {
     return nlohmann::json(value);
+  } else if constexpr (is_struct_list_v<T>) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& element : value) j.push_back(write_value(element));
+    return j;
   } else {
     nlohmann::json j = nlohmann::json::object();
     FieldWriter writer{j};
@@ -185,9 +206,14 @@ struct NestedValidator {
 
 template <class T>
 void validate_struct(const T& value, const std::string& path) {
-  NestedValidator nested{path};
-  const_cast<T&>(value).visit(nested);  // reads only, see write_value
-  if constexpr (has_validate<T>::value) value.validate(path);
+  if constexpr (is_struct_list_v<T>) {
+    for (size_t i = 0; i < value.size(); ++i) validate_struct(value[i], element_key(path, i));
+    return;
+  } else {
+    NestedValidator nested{path};
+    const_cast<T&>(value).visit(nested);  // reads only, see write_value
+    if constexpr (has_validate<T>::value) value.validate(path);
+  }
 }
 
 }  // namespace detail

@@ -12,43 +12,69 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// One file of the config's data section, e.g. {"train_src", config.data.train_src}.
+// One file of the config's data section, e.g. {"data.valid_src", config.data.valid_src}.
 struct InputFile {
-  const char* key;
+  std::string key;
   const std::string& path;
 };
 
-data::TextFileStats check_file(const InputFile& file) {
-  const std::string key = std::string("config key data.") + file.key;
+void check_readable(const InputFile& file) {
+  const std::string key = "config key " + file.key;
   ATTN_CHECK(!file.path.empty(), key, " is not set; training needs it");
   std::error_code error;
   fs::file_status status = fs::status(file.path, error);
   ATTN_CHECK(fs::exists(status), key, ": file '", file.path, "' does not exist");
   ATTN_CHECK(!fs::is_directory(status), key, ": '", file.path, "' is a directory, not a text file");
   ATTN_CHECK(std::ifstream(file.path).good(), key, ": cannot read '", file.path, "'");
-  data::TextFileStats stats = data::text_file_stats(file.path);
-  ATTN_CHECK(stats.text_lines > 0, key, ": file '", file.path, "' ",
+}
+
+void require_text(const InputFile& file, const data::TextFileStats& stats) {
+  ATTN_CHECK(stats.text_lines > 0, "config key ", file.key, ": file '", file.path, "' ",
              stats.lines == 0 ? "is empty" : "holds only blank lines", "; training needs sentences");
+}
+
+// Every line counted: the file is small enough to read through now.
+data::TextFileStats check_small_file(const InputFile& file) {
+  check_readable(file);
+  data::TextFileStats stats = data::text_file_stats(file.path);
+  require_text(file, stats);
   return stats;
+}
+
+// A large file is only sampled: its first MiB must hold text.
+void check_large_file(const InputFile& file) {
+  check_readable(file);
+  require_text(file, data::text_file_stats(file.path, int64_t(1) << 20));
 }
 
 void check_aligned(const InputFile& src, const data::TextFileStats& src_stats, const InputFile& tgt,
                    const data::TextFileStats& tgt_stats) {
-  ATTN_CHECK(src_stats.lines == tgt_stats.lines, "config keys data.", src.key, " and data.", tgt.key, ": '", src.path,
-             "' has ", src_stats.lines, " lines but '", tgt.path, "' has ", tgt_stats.lines,
+  ATTN_CHECK(src_stats.lines == tgt_stats.lines, "config keys ", src.key, " and ", tgt.key, ": '", src.path, "' has ",
+             src_stats.lines, " lines but '", tgt.path, "' has ", tgt_stats.lines,
              "; the two sides must align line by line");
+}
+
+void check_pair(const InputFile& src, const InputFile& tgt, int64_t count_lines_up_to) {
+  check_readable(src);
+  check_readable(tgt);
+  const auto bytes = static_cast<int64_t>(fs::file_size(src.path) + fs::file_size(tgt.path));
+  if (bytes > count_lines_up_to) {
+    check_large_file(src);
+    check_large_file(tgt);
+    return;
+  }
+  check_aligned(src, check_small_file(src), tgt, check_small_file(tgt));
 }
 
 }  // namespace
 
-void check_input_files(const io::Config& config) {
+void check_input_files(const io::Config& config, int64_t count_lines_up_to) {
   const io::DataConfig& d = config.data;
-  const InputFile files[] = {
-      {"train_src", d.train_src}, {"train_tgt", d.train_tgt}, {"valid_src", d.valid_src}, {"valid_tgt", d.valid_tgt}};
-  data::TextFileStats stats[4];
-  for (int i = 0; i < 4; ++i) stats[i] = check_file(files[i]);
-  check_aligned(files[0], stats[0], files[1], stats[1]);
-  check_aligned(files[2], stats[2], files[3], stats[3]);
+  const std::vector<io::CorpusConfig> corpora = d.training_corpora();
+  for (size_t i = 0; i < corpora.size(); ++i)
+    check_pair({d.corpus_key(i, true), corpora[i].src}, {d.corpus_key(i, false), corpora[i].tgt}, count_lines_up_to);
+  // Validation sets are read whole anyway.
+  check_pair({"data.valid_src", d.valid_src}, {"data.valid_tgt", d.valid_tgt}, INT64_MAX);
 }
 
 }  // namespace attn::train

@@ -159,12 +159,17 @@ run::Vocabularies new_vocabularies(const io::Config& config, const run::RunPaths
   check_supplied_vocabularies(config, paths);
   // Atomic: a kill while it is written must not leave a run that load_run cannot read.
   io::write_file_atomically(paths.config, io::config_to_string(config) + "\n");
-  const io::DataConfig& d = config.data;
+  std::vector<std::string> sources, targets;
+  for (const io::CorpusConfig& corpus : config.data.training_corpora()) {
+    sources.push_back(corpus.src);
+    targets.push_back(corpus.tgt);
+  }
   if (config.vocab.joint) {
-    if (!fs::exists(paths.source_vocab)) train_one(config, {d.train_src, d.train_tgt}, paths.source_vocab);
+    sources.insert(sources.end(), targets.begin(), targets.end());
+    if (!fs::exists(paths.source_vocab)) train_one(config, sources, paths.source_vocab);
   } else {
-    if (!fs::exists(paths.source_vocab)) train_one(config, {d.train_src}, paths.source_vocab);
-    if (!fs::exists(paths.target_vocab)) train_one(config, {d.train_tgt}, paths.target_vocab);
+    if (!fs::exists(paths.source_vocab)) train_one(config, sources, paths.source_vocab);
+    if (!fs::exists(paths.target_vocab)) train_one(config, targets, paths.target_vocab);
   }
   run::Vocabularies vocab = run::load_vocabularies(paths);
   run::write_vocab_record(paths, vocab.digests);

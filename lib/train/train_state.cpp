@@ -8,11 +8,28 @@
 
 namespace attn::train {
 
+namespace {
+
+nlohmann::json position_to_json(const data::StreamPosition& position) {
+  nlohmann::json start = nlohmann::json::array();
+  for (const data::CorpusPosition& corpus : position.start)
+    start.push_back({{"src_offset", corpus.reader.src_offset},
+                     {"tgt_offset", corpus.reader.tgt_offset},
+                     {"line", corpus.reader.line},
+                     {"passes", corpus.passes}});
+  return {{"window", position.window},
+          {"epoch", position.epoch},
+          {"batch_in_window", position.batch_in_window},
+          {"start", start},
+          {"pairs_seen", position.pairs_seen}};
+}
+
+}  // namespace
+
 nlohmann::json TrainState::to_json() const {
   return {{"step", step},
           {"optimizer_steps", optimizer_steps},
-          {"epoch", batcher.epoch},
-          {"batch_in_epoch", batcher.batch_in_epoch},
+          {"data", position_to_json(data)},
           {"best_metric", std::isnan(best_metric) ? nlohmann::json(nullptr) : nlohmann::json(best_metric)},
           {"best_step", best_step},
           {"validations_without_improvement", validations_without_improvement},
@@ -38,6 +55,32 @@ int64_t count64_at(const nlohmann::json& json, const char* key) {
   return static_cast<int64_t>(count_at(json, key, std::numeric_limits<int64_t>::max()));
 }
 
+const nlohmann::json& list_at(const nlohmann::json& json, const char* key) {
+  const nlohmann::json& value = json.at(key);
+  ATTN_CHECK(value.is_array(), "train_state field \"", key, "\" must be a list");
+  return value;
+}
+
+data::StreamPosition position_from_json(const nlohmann::json& json) {
+  data::StreamPosition position;
+  position.window = count64_at(json, "window");
+  position.epoch = count64_at(json, "epoch");
+  position.batch_in_window = count64_at(json, "batch_in_window");
+  for (const nlohmann::json& corpus : list_at(json, "start")) {
+    data::CorpusPosition at;
+    at.reader.src_offset = count64_at(corpus, "src_offset");
+    at.reader.tgt_offset = count64_at(corpus, "tgt_offset");
+    at.reader.line = count64_at(corpus, "line");
+    at.passes = count64_at(corpus, "passes");
+    position.start.push_back(at);
+  }
+  for (const nlohmann::json& count : list_at(json, "pairs_seen")) {
+    ATTN_CHECK(count.is_number_unsigned(), "train_state field \"pairs_seen\" must hold counts");
+    position.pairs_seen.push_back(count.get<int64_t>());
+  }
+  return position;
+}
+
 int count32_at(const nlohmann::json& json, const char* key) {
   return static_cast<int>(count_at(json, key, std::numeric_limits<int>::max()));
 }
@@ -53,8 +96,12 @@ double real_at(const nlohmann::json& json, const char* key) {
 TrainState TrainState::from_json(const nlohmann::json& json) {
   TrainState state;
   state.step = count64_at(json, "step");
-  state.batcher.epoch = count64_at(json, "epoch");
-  state.batcher.batch_in_epoch = count64_at(json, "batch_in_epoch");
+  if (json.contains("data")) {
+    state.data = position_from_json(json.at("data"));
+  } else {  // before streaming data: an epoch of an in-memory batcher, no file offsets
+    state.data.epoch = count64_at(json, "epoch");
+    state.data.start.clear();
+  }
   if (!json.at("best_metric").is_null()) state.best_metric = real_at(json, "best_metric");
   state.best_step = count64_at(json, "best_step");
   state.validations_without_improvement = count32_at(json, "validations_without_improvement");

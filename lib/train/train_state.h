@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/batcher.h"
+#include "data/training_stream.h"
 #include "io/checkpoint.h"
 
 namespace attn::train {
@@ -14,7 +14,9 @@ namespace attn::train {
 struct TrainState {
   int64_t step = 0;                                               // steps taken, skipped ones included
   int64_t optimizer_steps = 0;                                    // Adam updates (step - skipped_steps)
-  data::BatcherPosition batcher;                                  // next batch to read
+  // The next batch to read. Checkpoints from before streaming data hold only an epoch: their
+  // position has an empty `start`.
+  data::StreamPosition data;
   double best_metric = std::numeric_limits<double>::quiet_NaN();  // NaN: no validation yet
   int64_t best_step = 0;
   int validations_without_improvement = 0;

@@ -8,8 +8,7 @@
 
 #include "core/process_memory.h"
 #include "core/rng.h"
-#include "data/batcher.h"
-#include "data/corpus.h"
+#include "data/training_stream.h"
 #include "dist/communicator.h"
 #include "dnnl/context.h"
 #include "io/checkpoint.h"
@@ -52,6 +51,8 @@ class TrainingRun {
   void load_resume_state();
   void synchronize_ranks();
   StepStats train_step();
+  std::vector<data::Batch> next_group();
+  void log_pairs_seen() const;
   void sum_over_ranks(StepStats& stats);
   void report(const StepStats& stats);
   bool validate();  // returns false when patience ran out
@@ -66,12 +67,12 @@ class TrainingRun {
   run::RunPaths paths_;
   std::optional<io::FileLock> lock_;  // rank 0's, held while the run lasts
   run::Vocabularies vocab_;
-  std::unique_ptr<data::Batcher> batcher_;
+  std::unique_ptr<data::TrainingStream> stream_;
   std::unique_ptr<models::Seq2SeqModel> model_;
   std::unique_ptr<TrainStep> step_;
   std::unique_ptr<Validator> validator_;
   std::unique_ptr<ProgressLog> log_;
-  TrainState state_;
+  TrainState state_;  // state_.data: the stream's position after the last step taken
   uint64_t dropout_seed_;
   Window window_;
   Clock::time_point session_start_ = Clock::now();
@@ -98,19 +99,32 @@ StartMode start_mode(const TrainOptions& options) {
   return options.resume ? StartMode::resume : options.restart ? StartMode::restart : StartMode::fresh;
 }
 
-std::unique_ptr<data::Batcher> make_batcher(const io::Config& config, const run::Vocabularies& vocab) {
-  data::ParallelText text = data::read_parallel(config.data.train_src, config.data.train_tgt);
-  data::EncodedCorpus corpus = data::encode_corpus(text, vocab.source, vocab.target, config.data.max_len);
-  spdlog::info("training corpus: {} pairs ({} skipped: {} longer than data.max_len={}, {} empty)",
-               corpus.examples.size(), corpus.skipped(), corpus.skipped_long, config.data.max_len,
-               corpus.skipped_empty);
-  ATTN_CHECK(!corpus.examples.empty(), "no training pair left after filtering ", config.data.train_src);
-  data::BatcherOptions options;
-  options.batch_tokens = config.train.batch_tokens;
-  options.pad_multiple = config.train.pad_multiple;
-  options.seed = static_cast<uint64_t>(config.train.seed);
-  options.shuffle = true;
-  return std::make_unique<data::Batcher>(std::move(corpus.examples), options);
+std::unique_ptr<data::TrainingStream> make_stream(const io::Config& config, const run::Vocabularies& vocab) {
+  std::vector<data::CorpusFiles> corpora;
+  for (const io::CorpusConfig& corpus : config.data.training_corpora())
+    corpora.push_back({corpus.src, corpus.tgt, corpus.weight});
+  data::StreamOptions options;
+  options.buffer_pairs = config.data.buffer_pairs;
+  options.max_len = config.data.max_len;
+  options.batching.batch_tokens = config.train.batch_tokens;
+  options.batching.pad_multiple = config.train.pad_multiple;
+  options.batching.seed = static_cast<uint64_t>(config.train.seed);
+  options.batching.shuffle = true;
+  options.threads = config.train.threads;
+  return std::make_unique<data::TrainingStream>(std::move(corpora), vocab.source, vocab.target, options);
+}
+
+// A checkpoint from before streaming data knows only its epoch: continue at that epoch's start.
+data::StreamPosition position_to_resume(const data::StreamPosition& saved, size_t corpora) {
+  if (!saved.start.empty()) return saved;
+  spdlog::warn("the checkpoint predates streaming data: training continues at the start of epoch {}, with other "
+               "batches than the interrupted run would have seen",
+               saved.epoch);
+  data::StreamPosition position;
+  position.epoch = saved.epoch;
+  position.start.assign(corpora, data::CorpusPosition{{}, saved.epoch - 1});
+  position.pairs_seen.assign(corpora, 0);
+  return position;
 }
 
 TrainingRun::TrainingRun(const io::Config& config, const TrainOptions& options, StartMode mode)
@@ -120,22 +134,23 @@ TrainingRun::TrainingRun(const io::Config& config, const TrainOptions& options, 
       vocab_(open_on_ranks(config, paths_, mode, world_, lock_)),
       // Each rank its own dropout stream: its rows are other sentences than rank 0's.
       dropout_seed_(mix64(static_cast<uint64_t>(config.train.seed) * 0x9e3779b97f4a7c15ull + 1, world_.rank())) {
-  batcher_ = make_batcher(config, vocab_);
+  stream_ = make_stream(config, vocab_);
   model_ = models::make_model(config, {vocab_.source.size(), vocab_.target.size()});
   step_ = std::make_unique<TrainStep>(*model_, config);
   if (world_.is_root()) {
     validator_ = std::make_unique<Validator>(config, vocab_);
     log_ = std::make_unique<ProgressLog>(paths_.log);
   }
-  spdlog::info("model: {} with {} parameters; {} batches per epoch", model_->family(),
-               model_->parameters().parameter_count(), batcher_->batches_per_epoch());
+  spdlog::info("model: {} with {} parameters", model_->family(), model_->parameters().parameter_count());
   if (world_.size() > 1)
     spdlog::info("data-parallel over {} ranks: each takes its share of every batch", world_.size());
   if (options.resume) load_resume_state();
   synchronize_ranks();
-  // The state (fresh, resumed or rank 0's) decides where Adam and the batcher stand.
+  // The state (fresh, resumed or rank 0's) decides where Adam and the data stand.
   step_->adam().set_step_count(state_.optimizer_steps);
-  batcher_->set_position(state_.batcher);
+  if (options.resume) stream_->set_position(position_to_resume(state_.data, stream_->corpora().size()));
+  stream_->load();  // the first window, before the clock of tokens/s starts
+  state_.data = stream_->position();
 }
 
 void TrainingRun::load_resume_state() {
@@ -144,7 +159,7 @@ void TrainingRun::load_resume_state() {
   io::load_extra(checkpoint, "optimizer.m", step_->adam().first_moment());
   io::load_extra(checkpoint, "optimizer.v", step_->adam().second_moment());
   state_ = train_state_of(checkpoint);
-  spdlog::info("resumed from {} at step {} (epoch {})", paths_.last_checkpoint, state_.step, state_.batcher.epoch);
+  spdlog::info("resumed from {} at step {} (epoch {})", paths_.last_checkpoint, state_.step, state_.data.epoch);
 }
 
 // Every rank starts from rank 0's parameters and optimizer state (the same seed already gives
@@ -179,14 +194,30 @@ void TrainingRun::sum_over_ranks(StepStats& stats) {
   stats.allreduce_seconds = seconds_since(start);
 }
 
-StepStats TrainingRun::train_step() {
+// The batches of the next step. A corpus error (files of different lengths, unreadable) stops
+// the run, after saving what was trained so far: the checkpoint's data position is that of the
+// last step taken, so --resume continues there once the files are fixed.
+std::vector<data::Batch> TrainingRun::next_group() {
   std::vector<data::Batch> group;
+  try {
+    for (int i = 0; i < config_.train.accumulate; ++i) group.push_back(stream_->next());
+  } catch (const Error& error) {
+    if (!world_.is_root() || state_.step == 0) throw;
+    save(false);
+    throw Error(fmt::format("step {}: {}. The run stopped; {} holds every step so far: fix the files, then continue "
+                            "with attn-train --config ... --resume",
+                            state_.step, error.what(), paths_.last_checkpoint));
+  }
+  return group;
+}
+
+StepStats TrainingRun::train_step() {
+  std::vector<data::Batch> group = next_group();
   int64_t group_tokens = 0;
-  for (int i = 0; i < config_.train.accumulate; ++i) {
+  for (data::Batch& batch : group) {
     // Every rank reads the same batches and trains on its share of each.
-    data::Batch whole = batcher_->next();
-    group_tokens += whole.tgt_tokens;
-    group.push_back(world_.size() == 1 ? std::move(whole) : data::shard(whole, world_.rank(), world_.size()));
+    group_tokens += batch.tgt_tokens;
+    if (world_.size() > 1) batch = data::shard(batch, world_.rank(), world_.size());
   }
   Rng dropout_rng = dropout_rng_for(state_.step + 1);
   // Seeded with the token count of all ranks' shares, so the sum over ranks is the mean.
@@ -194,7 +225,21 @@ StepStats TrainingRun::train_step() {
   sum_over_ranks(stats);
   if (options_.after_backward) options_.after_backward(state_.step + 1, model_->parameters());
   step_->update(stats, state_.step + 1);
+  state_.data = stream_->position();
   return stats;
+}
+
+void TrainingRun::log_pairs_seen() const {
+  const auto& corpora = stream_->corpora();
+  if (corpora.size() < 2) return;
+  const std::vector<int64_t>& seen = stream_->pairs_seen();
+  int64_t total = 0;
+  for (int64_t count : seen) total += count;
+  std::string shares;
+  for (size_t i = 0; i < corpora.size(); ++i)
+    shares += fmt::format("{}{} {} ({:.1f}%)", i ? ", " : "", corpora[i].src, seen[i],
+                          100.0 * double(seen[i]) / double(std::max<int64_t>(total, 1)));
+  spdlog::info("pairs seen per corpus: {}", shares);
 }
 
 void TrainingRun::report(const StepStats& stats) {
@@ -216,7 +261,8 @@ void TrainingRun::report(const StepStats& stats) {
   if (config_.train.max_time.seconds > 0) eta = std::min(eta, config_.train.max_time.seconds - elapsed());
   nlohmann::json record = {{"type", "train"},
                            {"step", state_.step},
-                           {"epoch", batcher_->epoch()},
+                           {"epoch", stream_->epoch()},
+                           {"pairs_seen", stream_->pairs_seen()},
                            {"loss", loss},
                            {"ppl", perplexity},
                            {"lr", lr},
@@ -232,13 +278,14 @@ void TrainingRun::report(const StepStats& stats) {
   }
   log_->write(record, fmt::format("step {:>6} | epoch {:>2} | loss {:.3f} | ppl {:7.2f} | lr {:.2e} | "
                                   "{:6.0f} tok/s | elapsed {} | ETA {}",
-                                  state_.step, batcher_->epoch(), loss, perplexity, lr, tokens_per_second,
+                                  state_.step, stream_->epoch(), loss, perplexity, lr, tokens_per_second,
                                   rounded_duration(elapsed()), rounded_duration(eta)));
   window_ = Window{};
   cache.reset_counters();  // the hit rate is per window: after warm-up it should stay near 100%
 }
 
 bool TrainingRun::validate() {
+  log_pairs_seen();
   ValidationResult result = validator_->run(*model_);
   double metric = result.metric(config_.train.valid_metric);
   bool improved = std::isnan(state_.best_metric) || metric > state_.best_metric;
@@ -266,7 +313,6 @@ void TrainingRun::save(bool best) {
   extras.metadata[run::kVocabDigestsKey] = run::digests_to_json(vocab_.digests);
   const std::string& path = best ? paths_.best_checkpoint : paths_.last_checkpoint;
   if (!best) {
-    state_.batcher = batcher_->position();
     state_.optimizer_steps = step_->adam().step_count();
     TrainState saved = state_;
     saved.elapsed_seconds = elapsed();
@@ -287,7 +333,7 @@ void TrainingRun::save(bool best) {
 bool TrainingRun::limit_reached() const {
   const io::TrainConfig& t = config_.train;
   if (t.max_steps > 0 && state_.step >= t.max_steps) return true;
-  if (t.max_epochs > 0 && batcher_->epoch() > t.max_epochs) return true;
+  if (t.max_epochs > 0 && stream_->epoch() > t.max_epochs) return true;
   return t.max_time.seconds > 0 && elapsed() >= t.max_time.seconds;
 }
 
@@ -340,7 +386,7 @@ void train(const io::Config& config, const TrainOptions& options) {
   if (!dist::world().is_root()) spdlog::set_level(spdlog::level::err);  // rank 0 speaks for the run
   const StartMode mode = start_mode(options);
   check_can_start(run::run_paths(config.output_dir, config.vocab.joint), mode);
-  check_input_files(config);
+  check_input_files(config, options.count_lines_up_to);
   dnn::set_num_threads(config.train.threads);
   dnn::Context::get().set_matmul_precision(config.train.precision == "bf16" ? dnn::MatmulPrecision::bf16
                                                                             : dnn::MatmulPrecision::f32);

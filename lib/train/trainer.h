@@ -18,6 +18,7 @@
 
 #include "core/parameter_store.h"
 #include "io/config.h"
+#include "train/input_files.h"
 
 namespace attn::train {
 
@@ -28,6 +29,9 @@ struct TrainOptions {
   // (from 1), before clipping and the update, with the summed gradients in place, so a test
   // can inject a NaN gradient without a config key that users could trip over.
   std::function<void(int64_t step, ParameterStore& parameters)> after_backward;
+  // Training corpora up to this size are checked for aligned line counts before anything is
+  // written; larger ones while they stream. Tests lower it to reach the streaming check.
+  int64_t count_lines_up_to = kCountLinesUpToBytes;
 };
 
 // Trains as the config says; returns when a limit is reached, patience runs out or a stop
