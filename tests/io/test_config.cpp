@@ -321,3 +321,29 @@ TEST_CASE("a --set value that is not valid UTF-8 is refused when set", "[io][con
   CHECK(error_of([&] { apply_override(j, "output_dir=runs/\xff\xfe"); }) ==
         "cannot set output_dir: the value is not valid UTF-8");
 }
+
+TEST_CASE("data.train lists weighted corpora; data.train_src/train_tgt stay a shorthand for one", "[io][config]") {
+  Config listed = config_from_json(
+      {{"data", {{"train", {{{"src", "a.en"}, {"tgt", "a.it"}, {"weight", 3}}, {{"src", "b.en"}, {"tgt", "b.it"}}}}}}});
+  REQUIRE(listed.data.training_corpora().size() == 2);
+  CHECK(listed.data.training_corpora()[0].weight == 3.0);
+  CHECK(listed.data.training_corpora()[1].weight == 1.0);  // the default
+  CHECK(listed.data.corpus_key(1, false) == "data.train[1].tgt");
+  CHECK(config_from_json(config_to_json(listed)).data.training_corpora()[1].src == "b.en");
+
+  Config shorthand = config_from_json({{"data", {{"train_src", "x.en"}, {"train_tgt", "x.it"}}}});
+  REQUIRE(shorthand.data.training_corpora().size() == 1);
+  CHECK(shorthand.data.training_corpora()[0].src == "x.en");
+  CHECK(shorthand.data.corpus_key(0, true) == "data.train_src");
+
+  CHECK(error_of_json({{"data", {{"train", {{{"src", "a.en"}, {"tgt", "a.it"}, {"weight", 0}}}}}}}) ==
+        "data.train[0].weight must be > 0; got 0");
+  CHECK(error_of_json({{"data", {{"train", {{{"src", "a.en"}}}}}}}) ==
+        "data.train[0] needs both \"src\" and \"tgt\" files");
+  CHECK(error_of_json({{"data", {{"train", {{{"src", "a.en"}, {"tgt", "a.it"}, {"wieght", 2}}}}}}}) ==
+        "unknown config key data.train[0].wieght; did you mean data.train[0].weight?");
+  CHECK_THAT(error_of_json({{"data", {{"train", "a.en"}}}}), Contains("data.train") && Contains("a list"));
+  CHECK_THAT(error_of_json({{"data", {{"train_src", "x.en"}, {"train", {{{"src", "a.en"}, {"tgt", "a.it"}}}}}}}),
+             Contains("data.train and data.train_src/data.train_tgt exclude each other"));
+  CHECK(error_of_json({{"data", {{"buffer_pairs", 0}}}}) == "data.buffer_pairs must be >= 1; got 0");
+}

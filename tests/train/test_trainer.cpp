@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 
 #include <catch2/catch.hpp>
@@ -204,4 +205,48 @@ TEST_CASE("a resumed run (--resume) reaches the parameters and optimizer state o
   CHECK(sb.to_json()["data"] == sa.to_json()["data"]);
   CHECK(sb.target_tokens == sa.target_tokens);
   // (best_metric and best_step differ by design: a session validates when it ends.)
+}
+
+TEST_CASE("a corpus found misaligned while streaming stops the run with a checkpoint of every step so far",
+          "[train][faults][stream]") {
+  // Windows of 1, 2, 4, 8 and 16 pairs train lines 1-31; the sixth window meets the short file.
+  TinyRun run({{"max_steps", 40}, {"save_every", 1000}});
+  run.config.data.buffer_pairs = 16;
+  const std::string& src = run.config.data.train_src;
+  const std::string& tgt = run.config.data.train_tgt;
+  attn::testing::write_file(tgt, attn::testing::synthetic_text(40, 22));  // the first 40 of its 48 lines
+  train::TrainOptions options;
+  options.count_lines_up_to = 0;  // no count up front: the stream finds it
+  const std::string error = error_of_training(run.config, options);
+  CHECK_THAT(error, Catch::Contains("the training corpus files differ in length: '" + tgt +
+                                    "' ends after line 40 but '" + src + "' has a line 41") &&
+                        Catch::Contains("holds every step so far") && Catch::Contains("--resume"));
+  const train::TrainState stopped = run.last_state();
+  CHECK(stopped.step > 0);
+  CHECK_THAT(error, Catch::StartsWith("step " + std::to_string(stopped.step) + ": "));
+
+  // Fixed, the run continues from there to its end.
+  attn::testing::write_file(tgt, attn::testing::synthetic_text(48, 22));
+  options.resume = true;
+  train::train(run.config, options);
+  CHECK(run.last_state().step == 40);
+}
+
+TEST_CASE("data.train trains on weighted corpora and logs the pairs seen per corpus", "[train][stream]") {
+  TinyRun run(json{{"max_steps", 16}});
+  const std::string b_src = run.dir.file("b.src"), b_tgt = run.dir.file("b.tgt");
+  attn::testing::write_file(b_src, attn::testing::synthetic_text(30, 31));
+  attn::testing::write_file(b_tgt, attn::testing::synthetic_text(30, 32));
+  run.config.data.train = {{run.config.data.train_src, run.config.data.train_tgt, 3.0}, {b_src, b_tgt, 1.0}};
+  run.config.data.train_src = run.config.data.train_tgt = "";
+  train::train(run.config, {});
+  json last;
+  std::ifstream log(run.run_dir + "/train.log.jsonl");
+  for (std::string line; std::getline(log, line);)
+    if (json record = json::parse(line); record.at("type") == "train") last = record;
+  const std::vector<int64_t> seen = last.at("pairs_seen").get<std::vector<int64_t>>();
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[1] > 0);
+  CHECK(seen[0] > 2 * seen[1]);  // 3:1 in expectation
+  CHECK(run.last_state().data.pairs_seen == seen);
 }
