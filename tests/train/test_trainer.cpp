@@ -250,3 +250,15 @@ TEST_CASE("data.train trains on weighted corpora and logs the pairs seen per cor
   CHECK(seen[0] > 2 * seen[1]);  // 3:1 in expectation
   CHECK(run.last_state().data.pairs_seen == seen);
 }
+
+TEST_CASE("a train_state from before streaming data keeps its epoch and has no file offsets", "[train][resume]") {
+  const json old = {{"step", 900},           {"optimizer_steps", 900}, {"epoch", 3},
+                    {"batch_in_epoch", 12},  {"best_metric", nullptr}, {"best_step", 0},
+                    {"validations_without_improvement", 0}, {"nonfinite_in_a_row", 0}, {"skipped_steps", 0},
+                    {"target_tokens", 5000}, {"elapsed_seconds", 10.0}};
+  const train::TrainState state = train::TrainState::from_json(old);
+  CHECK(state.data.epoch == 3);
+  CHECK(state.data.start.empty());  // the trainer then starts epoch 3 from the files' beginning
+  const train::TrainState again = train::TrainState::from_json(state.to_json());
+  CHECK(again.to_json() == state.to_json());
+}
