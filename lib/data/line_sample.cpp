@@ -74,6 +74,8 @@ class BlockOrder {
   std::unordered_map<int64_t, int64_t> swapped_;
 };
 
+constexpr int64_t kContinuationBytes = 4096;
+
 // Reads one file's blocks and keeps the lines that start in them.
 class FileSampler {
  public:
@@ -125,7 +127,8 @@ class FileSampler {
   std::string rest_of_line(int64_t offset) {
     std::string rest;
     while (offset < size_) {
-      std::string chunk = read(offset, std::min<int64_t>(options_.block_bytes, size_ - offset));
+      // Small reads: most lines end within a few bytes of their block's end.
+      std::string chunk = read(offset, std::min<int64_t>(kContinuationBytes, size_ - offset));
       if (chunk.empty()) break;
       offset += static_cast<int64_t>(chunk.size());
       const size_t newline = chunk.find('\n');
