@@ -128,7 +128,7 @@ class FileSampler {
     std::string rest;
     while (offset < size_) {
       // Small reads: most lines end within a few bytes of their block's end.
-      std::string chunk = read(offset, std::min<int64_t>(kContinuationBytes, size_ - offset));
+      std::string chunk = read(offset, std::min({kContinuationBytes, options_.block_bytes, size_ - offset}));
       if (chunk.empty()) break;
       offset += static_cast<int64_t>(chunk.size());
       const size_t newline = chunk.find('\n');

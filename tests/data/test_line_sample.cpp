@@ -44,14 +44,14 @@ std::string slurp(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("has_text: blank means only space, tab, CR, VT or FF", "[data][line_sample]") {
+TEST_CASE("has_text: a blank line holds only space - tab - CR - VT or FF", "[data][line_sample]") {
   CHECK_FALSE(data::has_text(""));
   CHECK_FALSE(data::has_text(" \t\r\v\f"));
   CHECK(data::has_text("  a "));
   CHECK(data::has_text("\xc3\xa8"));
 }
 
-TEST_CASE("sample_lines draws N real lines, deterministically, from every file in proportion", "[data][line_sample]") {
+TEST_CASE("sample_lines draws N real lines deterministically from every file in proportion", "[data][line_sample]") {
   TempDir dir;
   const std::string a = dir.file("a.txt"), b = dir.file("b.txt");
   testing::write_file(a, numbered_text("alpha", 3000));
@@ -95,7 +95,7 @@ TEST_CASE("sample_lines reads far fewer bytes than the file for a small sample",
   CHECK(sample.files[0].bytes_read < size / 100);
 }
 
-TEST_CASE("sample_lines takes every text line when N exceeds them, and counts what it could not",
+TEST_CASE("sample_lines takes every text line when N exceeds them and counts what it could not",
           "[data][line_sample]") {
   TempDir dir;
   const std::string a = dir.file("a.txt");

@@ -174,7 +174,7 @@ TEST_CASE("a file that is not a SentencePiece model is named - without SentenceP
                     "cannot load SentencePiece model '" + directory.file("none.model") + "': it does not exist");
 }
 
-TEST_CASE("train_vocab gives inputs below sample_above_bytes to SentencePiece whole, as before sampling existed",
+TEST_CASE("train_vocab gives inputs below sample_above_bytes to SentencePiece whole - as before sampling existed",
           "[data][vocab]") {
   TempDir directory;
   const std::string a = directory.file("a.txt"), b = directory.file("b.txt");
