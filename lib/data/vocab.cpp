@@ -3,12 +3,14 @@
 #include <filesystem>
 #include <fstream>
 #include <omp.h>
+#include <optional>
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 #include <unordered_map>
 
 #include "core/check.h"
 #include "data/corpus.h"
+#include "data/line_sample.h"
 
 namespace attn::data {
 
@@ -27,10 +29,6 @@ void check_train_options(const VocabTrainOptions& options) {
     ATTN_CHECK(input.find(',') == std::string::npos, "train_vocab: input path '", input,
                "' contains a comma, which SentencePiece cannot take");
     ATTN_CHECK(std::ifstream(input).good(), "train_vocab: cannot read input file '", input, "'");
-    // SentencePiece fails on an input without a sentence with an internal message, or aborts
-    // the process when every line is blank.
-    ATTN_CHECK(text_file_stats(input).text_lines > 0, "train_vocab: input file '", input,
-               "' has no text (it is empty or holds only blank lines)");
   }
   ATTN_CHECK(!options.model_prefix.empty(), "train_vocab: empty model prefix");
   ATTN_CHECK(options.type == "unigram" || options.type == "bpe", "train_vocab: unknown type '", options.type,
@@ -41,13 +39,54 @@ void check_train_options(const VocabTrainOptions& options) {
   ATTN_CHECK(options.max_sentences > 0, "train_vocab: max_sentences must be positive");
 }
 
+// SentencePiece fails on an input without a sentence with an internal message, or aborts the
+// process when every line is blank: such an input is refused first, by name.
+void check_has_text(const std::string& input, bool has_text) {
+  ATTN_CHECK(has_text, "train_vocab: input file '", input, "' has no text (it is empty or holds only blank lines)");
+}
+
+// A sample of the inputs in a file beside the model, removed when training ends (or fails).
+class SampleFile {
+ public:
+  explicit SampleFile(const VocabTrainOptions& options) : path_(options.model_prefix + ".sample.txt") {
+    ATTN_CHECK(path_.find(',') == std::string::npos, "train_vocab: model prefix '", options.model_prefix,
+               "' contains a comma, which SentencePiece cannot take in the path of its input sample");
+    LineSampleOptions sampling;
+    sampling.lines = options.max_sentences;
+    sampling.seed = options.seed;
+    const LineSample sample = sample_lines(options.inputs, sampling);
+    for (const auto& file : sample.files) check_has_text(file.path, file.lines > 0);
+    write(sample.lines);
+  }
+  ~SampleFile() {
+    std::error_code ignored;
+    std::filesystem::remove(path_, ignored);
+  }
+  SampleFile(const SampleFile&) = delete;
+  SampleFile& operator=(const SampleFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  void write(const std::vector<std::string>& lines) {
+    std::ofstream file(path_, std::ios::binary);
+    for (const auto& line : lines) file << line << '\n';
+    file.close();
+    if (file.good()) return;
+    std::error_code ignored;
+    std::filesystem::remove(path_, ignored);  // the destructor does not run for a throwing constructor
+    ATTN_CHECK(false, "train_vocab: cannot write the input sample '", path_, "'");
+  }
+  std::string path_;
+};
+
 // Above SentencePiece's highest severity (FATAL, 3): nothing is printed.
 constexpr int kSilentLogLevel = 4;
 
-std::unordered_map<std::string, std::string> trainer_flags(const VocabTrainOptions& options) {
+std::unordered_map<std::string, std::string> trainer_flags(const VocabTrainOptions& options,
+                                                           const std::vector<std::string>& inputs) {
   int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
   return {
-      {"input", join(options.inputs, ",")},
+      {"input", join(inputs, ",")},
       {"model_prefix", options.model_prefix},
       {"model_type", options.type},
       {"vocab_size", std::to_string(options.vocab_size)},
@@ -73,8 +112,15 @@ std::unordered_map<std::string, std::string> trainer_flags(const VocabTrainOptio
 void train_vocab(const VocabTrainOptions& options) {
   check_train_options(options);
   const std::string inputs = join(options.inputs, ", ");
+  std::optional<SampleFile> sample;
+  if (total_bytes(options.inputs) > options.sample_above_bytes) {
+    sample.emplace(options);
+  } else {
+    for (const auto& input : options.inputs) check_has_text(input, text_file_stats(input).text_lines > 0);
+  }
   sentencepiece::SetRandomGeneratorSeed(static_cast<unsigned int>(options.seed));
-  auto status = sentencepiece::SentencePieceTrainer::Train(trainer_flags(options));
+  auto status = sentencepiece::SentencePieceTrainer::Train(
+      trainer_flags(options, sample ? std::vector<std::string>{sample->path()} : options.inputs));
   ATTN_CHECK(status.ok(), "training the vocabulary on ", inputs, " failed: ", status.message());
 
   const std::string model_path = options.model_prefix + ".model";

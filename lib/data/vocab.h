@@ -2,6 +2,11 @@
 // Vocab: a SentencePiece model (unigram or BPE) behind a small value type, and train_vocab,
 // which makes one through SentencePiece's C++ trainer (not the spm_train CLI).
 //
+// SentencePiece reads every line of its inputs, however few it keeps. Inputs larger in all than
+// VocabTrainOptions::sample_above_bytes are therefore sampled first (data/line_sample.h), so the
+// time to train a vocabulary does not grow with the corpus; smaller ones go to SentencePiece
+// whole, as they always did (the same inputs and options give the same model).
+//
 // Every model this project trains has the same special ids, so batches and models can rely on
 // them without asking the vocabulary: pad 0, unk 1, bos 2, eos 3. Vocab::load refuses a model
 // trained with other ids.
@@ -30,11 +35,15 @@ struct VocabTrainOptions {
   int64_t max_sentences = 2000000;  // a random sample of this many sentences when there are more
   uint64_t seed = 1;                // SentencePiece's sampling seed
   int threads = 0;                  // 0: OpenMP's default thread count
+  // Inputs larger than this in all: max_sentences lines are drawn from them by sample_lines,
+  // written to PREFIX.sample.txt (removed afterwards) and given to SentencePiece instead.
+  int64_t sample_above_bytes = int64_t{64} << 20;
 };
 
 // Trains and writes the model. SentencePiece's own logging is silenced (it stays off for the
 // process). Errors (a missing input, one without text, an unknown type, a vocab_size the
-// inputs cannot fill) throw attn::Error naming the inputs.
+// inputs cannot fill) throw attn::Error naming the inputs. A sampled input "has no text" when
+// its sample holds no line, which the sampled pass finds without reading a file with text whole.
 void train_vocab(const VocabTrainOptions& options);
 
 class Vocab {

@@ -173,3 +173,42 @@ TEST_CASE("a file that is not a SentencePiece model is named - without SentenceP
   CHECK_THROWS_WITH(Vocab::load(directory.file("none.model")),
                     "cannot load SentencePiece model '" + directory.file("none.model") + "': it does not exist");
 }
+
+TEST_CASE("train_vocab gives inputs below sample_above_bytes to SentencePiece whole - as before sampling existed",
+          "[data][vocab]") {
+  TempDir directory;
+  const std::string a = directory.file("a.txt"), b = directory.file("b.txt");
+  testing::write_file(a, testing::synthetic_text(2000, 5));
+  testing::write_file(b, testing::synthetic_text(1000, 6));
+  data::VocabTrainOptions options;
+  options.inputs = {a, b};
+  options.model_prefix = directory.file("m");
+  options.vocab_size = 80;
+  options.max_sentences = 500;  // SentencePiece's own sample of the whole files
+  options.seed = 3;
+  options.threads = 1;
+  data::train_vocab(options);
+  // What train_vocab did before it sampled big inputs itself: the files straight to SentencePiece.
+  sentencepiece::SetRandomGeneratorSeed(3);
+  auto status = sentencepiece::SentencePieceTrainer::Train({{"input", a + "," + b},
+                                                            {"model_prefix", directory.file("reference")},
+                                                            {"model_type", "unigram"},
+                                                            {"vocab_size", "80"},
+                                                            {"character_coverage", "1.0"},
+                                                            {"input_sentence_size", "500"},
+                                                            {"shuffle_input_sentence", "true"},
+                                                            {"num_threads", "1"},
+                                                            {"pad_id", "0"},
+                                                            {"unk_id", "1"},
+                                                            {"bos_id", "2"},
+                                                            {"eos_id", "3"},
+                                                            {"hard_vocab_limit", "false"},
+                                                            {"minloglevel", "4"}});
+  REQUIRE(status.ok());
+  auto text_of = [](const std::string& path) {
+    std::stringstream text;
+    text << std::ifstream(path).rdbuf();
+    return text.str();
+  };
+  CHECK(text_of(directory.file("m.vocab")) == text_of(directory.file("reference.vocab")));
+}
