@@ -27,14 +27,11 @@ struct BatcherOptions {
   bool shuffle = true;
 };
 
-// The batches of one round (an epoch here; a window of the training stream), as positions in
-// `examples`: steps 1-3 above with the random draws of (options.seed, round).
-std::vector<std::vector<int64_t>> plan_batches(const std::vector<Example>& examples, const BatcherOptions& options,
+// The batches of one round (an epoch here; a window of the training stream) of examples whose
+// L = max(|src|, |tgt|) are `lengths`, as positions in that list: steps 1-3 above with the random
+// draws of (options.seed, round).
+std::vector<std::vector<int64_t>> plan_batches(const std::vector<int32_t>& lengths, const BatcherOptions& options,
                                                int64_t round);
-
-// The batch of those examples, padded to options.pad_multiple.
-Batch gather_batch(const std::vector<Example>& examples, const std::vector<int64_t>& positions,
-                   const BatcherOptions& options);
 
 struct BatcherPosition {
   int64_t epoch = 1;           // from 1

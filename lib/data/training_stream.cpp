@@ -41,7 +41,7 @@ struct RawPairs {
 };
 
 // Encodes `raw` with `threads` threads and appends the kept pairs, in order, to `examples`.
-void encode_into(const Setup& setup, const RawPairs& raw, int threads, std::vector<Example>& examples,
+void encode_into(const Setup& setup, const RawPairs& raw, int threads, PackedExamples& examples,
                  WindowStats& stats) {
   const auto n = static_cast<int64_t>(raw.size());
   std::vector<Example> slots(n);
@@ -65,7 +65,7 @@ void encode_into(const Setup& setup, const RawPairs& raw, int threads, std::vect
     if (status[i] != PairStatus::kept) continue;
     slots[i].index = raw.line[i];
     slots[i].corpus = raw.corpus[i];
-    examples.push_back(std::move(slots[i]));
+    examples.add(slots[i]);
   }
 }
 
@@ -120,6 +120,13 @@ class CorpusReaders {
   std::vector<PairReader> readers_;
 };
 
+std::vector<std::vector<int64_t>> plan_window(const PackedExamples& examples, const BatcherOptions& batching,
+                                              int64_t serial) {
+  std::vector<int32_t> lengths(examples.size());
+  for (size_t i = 0; i < lengths.size(); ++i) lengths[i] = examples.length(i);
+  return plan_batches(lengths, batching, serial);
+}
+
 // Window `serial` of epoch `epoch`, its readers starting at `start`. Returns early (an empty
 // window) when `cancel` is set.
 Window read_window(const Setup& setup, std::vector<CorpusPosition> start, int64_t serial, int64_t epoch, int threads,
@@ -131,7 +138,7 @@ Window read_window(const Setup& setup, std::vector<CorpusPosition> start, int64_
   window.start = start;
   CorpusReaders readers(setup, std::move(start));
   Rng draws(mix64(setup.options.batching.seed ^ kCorpusDraws, uint64_t(serial)));
-  auto examples = std::make_shared<std::vector<Example>>();
+  auto examples = std::make_shared<PackedExamples>();
   RawPairs raw;
   const int64_t capacity = window_capacity(setup.options.buffer_pairs, serial);
   while (window.stats.read < capacity && !window.ends_epoch) {
@@ -148,7 +155,7 @@ Window read_window(const Setup& setup, std::vector<CorpusPosition> start, int64_
   examples->shrink_to_fit();
   window.stats.kept = static_cast<int64_t>(examples->size());
   window.end = readers.positions();
-  window.plan = plan_batches(*examples, setup.options.batching, serial);
+  window.plan = plan_window(*examples, setup.options.batching, serial);
   window.examples = std::move(examples);
   window.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return window;
@@ -166,7 +173,7 @@ std::optional<Window> reuse_whole_corpus(const Setup& setup, const Window& windo
   next.end = {CorpusPosition{{}, window.end[0].passes + 1}};
   next.ends_epoch = true;
   next.examples = window.examples;
-  next.plan = plan_batches(*next.examples, setup.options.batching, next.serial);
+  next.plan = plan_window(*next.examples, setup.options.batching, next.serial);
   next.stats = window.stats;
   next.stats.seconds = 0;
   return next;
@@ -187,11 +194,11 @@ void log_window(const Setup& setup, const Window& window) {
   for (size_t i = 0; i < setup.corpora.size(); ++i)
     where += fmt::format("{}{} line {} (pass {})", i ? ", " : "", setup.corpora[i].src,
                          thousands(window.end[i].reader.line), window.end[i].passes + 1);
-  spdlog::info("data window {} (epoch {}): {} pairs, {} batches; {} skipped ({} longer than max_len={}, {} empty); "
-               "read in {:.1f} s; next: {}",
-               window.serial, window.epoch, thousands(s.kept), thousands(int64_t(window.plan.size())),
-               thousands(s.skipped_long + s.skipped_empty), thousands(s.skipped_long), setup.options.max_len,
-               thousands(s.skipped_empty), s.seconds, where);
+  spdlog::info("data window {} (epoch {}): {} pairs in {:.0f} MB, {} batches; {} skipped ({} longer than "
+               "max_len={}, {} empty); read in {:.1f} s; next: {}",
+               window.serial, window.epoch, thousands(s.kept), double(window.examples->bytes()) / (1 << 20),
+               thousands(int64_t(window.plan.size())), thousands(s.skipped_long + s.skipped_empty),
+               thousands(s.skipped_long), setup.options.max_len, thousands(s.skipped_empty), s.seconds, where);
 }
 
 }  // namespace
@@ -287,9 +294,14 @@ Batch TrainingStream::next() {
   load();
   while (batch_in_window_ == int64_t(current_.plan.size())) advance();
   const std::vector<int64_t>& positions = current_.plan[batch_in_window_];
-  Batch batch = gather_batch(*current_.examples, positions, setup_->options.batching);
+  std::vector<Example> rows;
+  rows.reserve(positions.size());
+  for (int64_t position : positions) rows.push_back(current_.examples->unpack(size_t(position)));
+  std::vector<const Example*> pointers;
+  for (const Example& row : rows) pointers.push_back(&row);
+  Batch batch = make_batch(pointers, setup_->options.batching.pad_multiple);
   ++batch_in_window_;
-  for (int64_t position : positions) ++pairs_seen_[size_t((*current_.examples)[position].corpus)];
+  for (const Example& row : rows) ++pairs_seen_[size_t(row.corpus)];
   return batch;
 }
 

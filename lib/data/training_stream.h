@@ -5,7 +5,8 @@
 // and encoded, then batched like one epoch of the Batcher (batcher.h: length-bucketed, bounded
 // by tokens, shuffled with the draws of (seed, window number)). While the trainer takes one
 // window's batches, the next window is read and encoded on a background thread, so a step
-// never waits for SentencePiece. Memory is two windows, whatever the corpus size.
+// never waits for SentencePiece. Memory is two windows (packed: ~150 bytes for a pair of 30
+// tokens a side), whatever the corpus size.
 //
 // Several corpora: each pair of a window comes from a corpus drawn at random in proportion to
 // the weights (one corpus needs no draws). A corpus read to its end starts over from its first
@@ -31,6 +32,7 @@
 
 #include "data/batch.h"
 #include "data/batcher.h"
+#include "data/packed_examples.h"
 #include "data/pair_reader.h"
 #include "data/vocab.h"
 
@@ -76,7 +78,7 @@ struct Window {
   int64_t serial = 1, epoch = 1;
   std::vector<CorpusPosition> start, end;
   bool ends_epoch = false;
-  std::shared_ptr<const std::vector<Example>> examples;
+  std::shared_ptr<const PackedExamples> examples;
   std::vector<std::vector<int64_t>> plan;  // batches, as positions in *examples
   WindowStats stats;
 };

@@ -1,0 +1,58 @@
+#include "data/packed_examples.h"
+
+#include "core/check.h"
+
+namespace attn::data {
+
+namespace {
+
+void put_varint(std::vector<uint8_t>& bytes, int32_t id) {
+  auto value = static_cast<uint32_t>(id);
+  while (value >= 0x80) {
+    bytes.push_back(static_cast<uint8_t>(value | 0x80));
+    value >>= 7;
+  }
+  bytes.push_back(static_cast<uint8_t>(value));
+}
+
+int32_t get_varint(const uint8_t*& p) {
+  uint32_t value = 0;
+  for (int shift = 0;; shift += 7) {
+    const uint8_t byte = *p++;
+    value |= uint32_t(byte & 0x7f) << shift;
+    if (!(byte & 0x80)) return static_cast<int32_t>(value);
+  }
+}
+
+void unpack_ids(const uint8_t*& p, int32_t count, std::vector<int32_t>& ids) {
+  ids.resize(size_t(count));
+  for (int32_t& id : ids) id = get_varint(p);
+}
+
+}  // namespace
+
+void PackedExamples::add(const Example& example) {
+  ATTN_CHECK(example.src.size() <= INT32_MAX && example.tgt.size() <= INT32_MAX, "PackedExamples: pair too long");
+  entries_.push_back({static_cast<int64_t>(bytes_.size()), example.index, static_cast<int32_t>(example.src.size()),
+                      static_cast<int32_t>(example.tgt.size()), example.corpus});
+  for (int32_t id : example.src) put_varint(bytes_, id);
+  for (int32_t id : example.tgt) put_varint(bytes_, id);
+}
+
+void PackedExamples::shrink_to_fit() {
+  bytes_.shrink_to_fit();
+  entries_.shrink_to_fit();
+}
+
+Example PackedExamples::unpack(size_t i) const {
+  const Entry& entry = entries_[i];
+  Example example;
+  example.index = entry.index;
+  example.corpus = entry.corpus;
+  const uint8_t* p = bytes_.data() + entry.offset;
+  unpack_ids(p, entry.src_length, example.src);
+  unpack_ids(p, entry.tgt_length, example.tgt);
+  return example;
+}
+
+}  // namespace attn::data
