@@ -39,6 +39,13 @@ void PackedExamples::add(const Example& example) {
   for (int32_t id : example.tgt) put_varint(bytes_, id);
 }
 
+void PackedExamples::reserve_like_so_far(size_t pairs) {
+  if (entries_.empty() || pairs <= entries_.size()) return;
+  const double bytes_per_pair = double(bytes_.size()) / double(entries_.size());
+  bytes_.reserve(size_t(bytes_per_pair * double(pairs) * 1.05));  // 5% for a longer tail
+  entries_.reserve(pairs);
+}
+
 void PackedExamples::shrink_to_fit() {
   bytes_.shrink_to_fit();
   entries_.shrink_to_fit();

@@ -17,6 +17,9 @@ namespace attn::data {
 class PackedExamples {
  public:
   void add(const Example& example);
+  // Room for `pairs` pairs like the ones added so far, so that filling a window does not
+  // double its arrays on the way (and copy them: three times their size at the peak).
+  void reserve_like_so_far(size_t pairs);
   void shrink_to_fit();
 
   size_t size() const { return entries_.size(); }

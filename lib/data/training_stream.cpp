@@ -149,6 +149,7 @@ Window read_window(const Setup& setup, std::vector<CorpusPosition> start, int64_
     if (raw.size() == kEncodeChunk) {
       encode_into(setup, raw, threads, *examples, window.stats);
       raw.clear();
+      if (window.stats.read == int64_t(kEncodeChunk)) examples->reserve_like_so_far(size_t(capacity));
     }
   }
   encode_into(setup, raw, threads, *examples, window.stats);
