@@ -71,7 +71,7 @@ TEST_CASE("windows ramp up to buffer_pairs", "[data][stream]") {
   CHECK(data::window_capacity(3, 1) == 1);
 }
 
-TEST_CASE("a window of 100 pairs over 10,000: every pair once per epoch, each batch within one window",
+TEST_CASE("a window of 100 pairs over 10000: every pair once per epoch and each batch within one window",
           "[data][stream]") {
   TempDir dir;
   const Corpus corpus = make_corpus(dir, "big", 10000, 3);
@@ -176,7 +176,7 @@ TEST_CASE("files of different lengths are an error naming both files and the lin
   CHECK(stream.position().window == 5);
 }
 
-TEST_CASE("a corpus whose every pair is filtered out is an error, not an endless loop", "[data][stream]") {
+TEST_CASE("a corpus whose every pair is filtered out is an error - not an endless loop", "[data][stream]") {
   TempDir dir;
   const Corpus corpus = make_corpus(dir, "long", 50, 29);
   data::StreamOptions options = options_with_window(1000);

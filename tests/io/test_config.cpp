@@ -322,7 +322,7 @@ TEST_CASE("a --set value that is not valid UTF-8 is refused when set", "[io][con
         "cannot set output_dir: the value is not valid UTF-8");
 }
 
-TEST_CASE("data.train lists weighted corpora; data.train_src/train_tgt stay a shorthand for one", "[io][config]") {
+TEST_CASE("data.train lists weighted corpora - data.train_src/train_tgt stay a shorthand for one", "[io][config]") {
   Config listed = config_from_json(
       {{"data", {{"train", {{{"src", "a.en"}, {"tgt", "a.it"}, {"weight", 3}}, {{"src", "b.en"}, {"tgt", "b.it"}}}}}}});
   REQUIRE(listed.data.training_corpora().size() == 2);
