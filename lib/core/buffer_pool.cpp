@@ -60,24 +60,39 @@ void BufferPool::evict_for(size_t extra) {
   }
 }
 
+std::unordered_map<size_t, BufferPool::SizeClass>::iterator BufferPool::find_free(size_t size) {
+  auto exact = free_.find(size);
+  if (exact != free_.end() && !exact->second.blocks.empty()) return exact;
+  auto best = free_.end();
+  for (auto it = free_.begin(); it != free_.end(); ++it)
+    if (!it->second.blocks.empty() && it->first > size && it->first <= size + size / 2 &&
+        (best == free_.end() || it->first < best->first))
+      best = it;
+  return best;
+}
+
 void* BufferPool::acquire(size_t bytes, size_t* capacity_bytes) {
   size_t size = size_class(bytes);
-  *capacity_bytes = size;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    live_bytes_ += size;
-    high_water_ = std::max(high_water_, live_bytes_);
-    SizeClass& size_class = free_[size];
-    size_class.last_use = ++use_clock_;
-    if (!size_class.blocks.empty()) {
+    auto found = find_free(size);
+    if (found != free_.end()) {
+      SizeClass& size_class = found->second;
       void* block = size_class.blocks.back();
       size_class.blocks.pop_back();
-      cached_bytes_ -= size;
+      size_class.last_use = ++use_clock_;
+      *capacity_bytes = found->first;
+      cached_bytes_ -= found->first;
+      live_bytes_ += found->first;
+      high_water_ = std::max(high_water_, live_bytes_);
       ++reuses_;
       return block;
     }
+    live_bytes_ += size;
+    high_water_ = std::max(high_water_, live_bytes_);
     evict_for(0);  // live_bytes_ already counts the new block
   }
+  *capacity_bytes = size;
   return allocate(size);
 }
 

@@ -2,7 +2,8 @@
 // BufferPool: recycles freed tensor storage. A training step allocates the same activation and
 // gradient sizes as the step before, so fresh allocations would page-fault and zero-fill
 // (the kernel's) the same megabytes every step. Blocks are grouped in size classes (four per
-// power of two, at most 19% slack) so that batches of nearby shapes share them.
+// power of two, at most 19% slack) so that batches of nearby shapes share them; when its own
+// class has no free block, a request takes one of a larger class up to 1.5 x its size.
 //
 // What it keeps is bounded twice:
 //   - `capacity` bytes of free blocks at most (a fixed backstop, 4 GiB);
@@ -59,6 +60,10 @@ class BufferPool {
   };
 
   static size_t size_class(size_t bytes);
+  // A free block of class `size`, or else of the smallest larger class up to 1.5 x `size`
+  // (batches of nearby shapes then reuse each other's blocks instead of evicting them).
+  // free_.end() if none. Requires mutex_.
+  std::unordered_map<size_t, SizeClass>::iterator find_free(size_t size);
   static void* allocate(size_t size);
   static void deallocate(void* block, size_t size);
   size_t limit() const;  // requires mutex_

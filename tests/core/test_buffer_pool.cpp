@@ -101,3 +101,23 @@ TEST_CASE("the step limit is the largest high-water mark of the last steps", "[c
   CHECK(pool.stats().live_bytes + pool.cached_bytes() <= base + (size_t(1) << 20));
   pool.trim();
 }
+
+TEST_CASE("a free block of a somewhat larger class serves a request whose class has none", "[core][buffer_pool]") {
+  auto& pool = BufferPool::instance();
+  pool.trim();
+  const void* block = nullptr;
+  {
+    attn::Tensor larger = attn::Tensor::empty({5 * kMiB});
+    block = larger.raw();
+  }
+  {
+    attn::Tensor smaller = attn::Tensor::empty({4 * kMiB});  // 4 MiB class: 5 MiB is within 1.5 x
+    CHECK(smaller.raw() == block);
+  }
+  CHECK(pool.cached_bytes() == size_t(5) << 20);  // it returns to its own class
+  {
+    attn::Tensor much_smaller = attn::Tensor::empty({3 * kMiB});  // 5 MiB is more than 1.5 x 3 MiB
+    CHECK(much_smaller.raw() != block);
+  }
+  pool.trim();
+}
