@@ -40,7 +40,7 @@ namespace {
 constexpr int64_t kMiB = (1 << 20) / sizeof(float);  // floats in one MiB
 }
 
-TEST_CASE("after a step, live and free blocks stay within its live high-water mark", "[core][buffer_pool]") {
+TEST_CASE("once a step has ended live and free blocks stay within its live high-water mark", "[core][buffer_pool]") {
   auto& pool = BufferPool::instance();
   pool.trim();
   size_t before = pool.stats().live_bytes;
