@@ -1,13 +1,16 @@
 #include "core/buffer_pool.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <new>
+#include <sys/mman.h>
 
 namespace attn {
 
 namespace {
 constexpr size_t kAlignment = 64;
 constexpr size_t kSmallestClass = 256;
+constexpr size_t kMappedClass = size_t(256) << 10;  // classes from here on are multiples of 64 KiB: whole pages
 }  // namespace
 
 BufferPool& BufferPool::instance() {
@@ -23,35 +26,104 @@ size_t BufferPool::size_class(size_t bytes) {
   return (bytes + step - 1) / step * step;
 }
 
+void* BufferPool::allocate(size_t size) {
+  if (size < kMappedClass) {
+    void* block = std::aligned_alloc(kAlignment, size);
+    if (!block) throw std::bad_alloc();
+    return block;
+  }
+  void* block = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (block == MAP_FAILED) throw std::bad_alloc();
+  return block;
+}
+
+void BufferPool::deallocate(void* block, size_t size) {
+  if (size < kMappedClass)
+    std::free(block);
+  else
+    munmap(block, size);
+}
+
+size_t BufferPool::limit() const { return limit_ > 0 ? std::max(limit_, high_water_) : 0; }
+
+bool BufferPool::over_limit(size_t extra) const { return limit_ > 0 && live_bytes_ + cached_bytes_ + extra > limit(); }
+
+void BufferPool::evict_for(size_t extra) {
+  while (cached_bytes_ > 0 && over_limit(extra)) {
+    auto oldest = free_.end();
+    for (auto it = free_.begin(); it != free_.end(); ++it)
+      if (!it->second.blocks.empty() && (oldest == free_.end() || it->second.last_use < oldest->second.last_use))
+        oldest = it;
+    deallocate(oldest->second.blocks.back(), oldest->first);
+    oldest->second.blocks.pop_back();
+    cached_bytes_ -= oldest->first;
+  }
+}
+
+std::unordered_map<size_t, BufferPool::SizeClass>::iterator BufferPool::find_free(size_t size) {
+  auto exact = free_.find(size);
+  if (exact != free_.end() && !exact->second.blocks.empty()) return exact;
+  auto best = free_.end();
+  for (auto it = free_.begin(); it != free_.end(); ++it)
+    if (!it->second.blocks.empty() && it->first > size && it->first <= size + size / 2 &&
+        (best == free_.end() || it->first < best->first))
+      best = it;
+  return best;
+}
+
 void* BufferPool::acquire(size_t bytes, size_t* capacity_bytes) {
   size_t size = size_class(bytes);
-  *capacity_bytes = size;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto found = free_.find(size);
-    if (found != free_.end() && !found->second.empty()) {
-      void* block = found->second.back();
-      found->second.pop_back();
-      cached_bytes_ -= size;
+    auto found = find_free(size);
+    if (found != free_.end()) {
+      SizeClass& size_class = found->second;
+      void* block = size_class.blocks.back();
+      size_class.blocks.pop_back();
+      size_class.last_use = ++use_clock_;
+      *capacity_bytes = found->first;
+      cached_bytes_ -= found->first;
+      live_bytes_ += found->first;
+      high_water_ = std::max(high_water_, live_bytes_);
       ++reuses_;
       return block;
     }
+    live_bytes_ += size;
+    high_water_ = std::max(high_water_, live_bytes_);
+    evict_for(0);  // live_bytes_ already counts the new block
   }
-  void* block = std::aligned_alloc(kAlignment, size);
-  if (!block) throw std::bad_alloc();
-  return block;
+  *capacity_bytes = size;
+  return allocate(size);
 }
 
 void BufferPool::release(void* block, size_t capacity_bytes) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (cached_bytes_ + capacity_bytes <= capacity_) {
-      free_[capacity_bytes].push_back(block);
+    live_bytes_ -= capacity_bytes;
+    evict_for(capacity_bytes);
+    if (cached_bytes_ + capacity_bytes <= capacity_ && !over_limit(capacity_bytes)) {
+      SizeClass& size_class = free_[capacity_bytes];
+      size_class.blocks.push_back(block);
+      size_class.last_use = ++use_clock_;
       cached_bytes_ += capacity_bytes;
       return;
     }
   }
-  std::free(block);
+  deallocate(block, capacity_bytes);
+}
+
+void BufferPool::end_step() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  recent_high_water_.push_back(high_water_);
+  if (recent_high_water_.size() > kStepWindow) recent_high_water_.pop_front();
+  limit_ = *std::max_element(recent_high_water_.begin(), recent_high_water_.end());
+  high_water_ = live_bytes_;
+  evict_for(0);
+}
+
+BufferPool::Stats BufferPool::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return Stats{live_bytes_, cached_bytes_, high_water_, limit(), reuses_};
 }
 
 void BufferPool::set_capacity(size_t bytes) {
@@ -61,10 +133,13 @@ void BufferPool::set_capacity(size_t bytes) {
 
 void BufferPool::trim() {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (auto& [size, blocks] : free_)
-    for (void* block : blocks) std::free(block);
+  for (auto& [size, size_class] : free_)
+    for (void* block : size_class.blocks) deallocate(block, size);
   free_.clear();
   cached_bytes_ = 0;
+  limit_ = 0;
+  recent_high_water_.clear();
+  high_water_ = live_bytes_;
 }
 
 }  // namespace attn

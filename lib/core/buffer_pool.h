@@ -2,10 +2,21 @@
 // BufferPool: recycles freed tensor storage. A training step allocates the same activation and
 // gradient sizes as the step before, so fresh allocations would page-fault and zero-fill
 // (the kernel's) the same megabytes every step. Blocks are grouped in size classes (four per
-// power of two, at most 19% slack) so that batches of nearby shapes share them; the pool keeps
-// at most `capacity` bytes of free blocks and returns the rest to the system.
+// power of two, at most 19% slack) so that batches of nearby shapes share them; when its own
+// class has no free block, a request takes one of a larger class up to 1.5 x its size.
+//
+// What it keeps is bounded twice:
+//   - `capacity` bytes of free blocks at most (a fixed backstop, 4 GiB);
+//   - once a step has ended (end_step()), live and free blocks together stay within the live
+//     high-water mark of the last few steps (this one included): a free block that would exceed it is returned to
+//     the system, and a new block that would exceed it first evicts the least recently used
+//     free blocks. Batches of varying shapes thus reuse each other's memory instead of each
+//     shape adding its own size classes, and the footprint follows what a step really needs.
+// Blocks of 256 KiB and more are mapped pages of their own, so that a freed block goes back to
+// the system at once (glibc would keep it in its heap, fragmented, below its mmap threshold).
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -20,19 +31,57 @@ class BufferPool {
   void* acquire(size_t bytes, size_t* capacity_bytes);
   void release(void* block, size_t capacity_bytes);
 
+  // A step (one unit of repeated work) has ended: the limit on live + free bytes becomes the
+  // highest live high-water mark of the last kStepWindow steps, free blocks over it are
+  // returned, and this step's high-water mark starts over from the bytes live now.
+  void end_step();
+  static constexpr size_t kStepWindow = 8;
+
+  struct Stats {
+    size_t live_bytes = 0;        // handed out and not yet released
+    size_t cached_bytes = 0;      // free blocks kept for reuse
+    size_t high_water_bytes = 0;  // most live bytes since the last end_step()
+    size_t limit_bytes = 0;       // bound on live + cached (the window's and this step's high-water
+                                  // mark); 0 before the first end_step()
+    uint64_t reuses = 0;          // acquisitions served from a free block
+  };
+  Stats stats() const;
+
   void set_capacity(size_t bytes);
-  size_t cached_bytes() const { return cached_bytes_; }
-  uint64_t reuses() const { return reuses_; }
-  void trim();  // frees every cached block
+  size_t cached_bytes() const { return stats().cached_bytes; }
+  uint64_t reuses() const { return stats().reuses; }
+  // Frees every cached block and forgets the step limit (tests, between unrelated workloads).
+  void trim();
 
  private:
-  static size_t size_class(size_t bytes);
+  struct SizeClass {
+    std::vector<void*> blocks;
+    uint64_t last_use = 0;  // use_clock_ at the last acquire or release of this class
+  };
 
-  std::mutex mutex_;
-  std::unordered_map<size_t, std::vector<void*>> free_;
+  static size_t size_class(size_t bytes);
+  // A free block of class `size`, or else of the smallest larger class up to 1.5 x `size`
+  // (batches of nearby shapes then reuse each other's blocks instead of evicting them).
+  // free_.end() if none. Requires mutex_.
+  std::unordered_map<size_t, SizeClass>::iterator find_free(size_t size);
+  static void* allocate(size_t size);
+  static void deallocate(void* block, size_t size);
+  size_t limit() const;  // requires mutex_
+  bool over_limit(size_t extra) const;
+  // Frees least recently used free blocks until `extra` more bytes fit the limit (or none
+  // are left). Requires mutex_.
+  void evict_for(size_t extra);
+
+  mutable std::mutex mutex_;
+  std::unordered_map<size_t, SizeClass> free_;
   size_t cached_bytes_ = 0;
+  size_t live_bytes_ = 0;
+  size_t high_water_ = 0;
+  size_t limit_ = 0;
+  std::deque<size_t> recent_high_water_;  // the last kStepWindow steps
   size_t capacity_ = size_t(4) << 30;
   uint64_t reuses_ = 0;
+  uint64_t use_clock_ = 0;
 };
 
 }  // namespace attn

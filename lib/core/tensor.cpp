@@ -97,6 +97,13 @@ void Tensor::zero_grad() {
   if (has_grad()) grad().fill(0.f);
 }
 
+void Tensor::reuse_data_as_grad() {
+  Impl& self = impl();
+  ATTN_CHECK(self.dtype == DType::f32 && self.grad && !self.grad->buffer, "tensor ", to_string(self.shape),
+             " cannot take its values' buffer for its gradient");
+  self.grad->buffer = self.data;
+}
+
 Tensor Tensor::view(const Shape& shape) const {
   ATTN_CHECK(attn::numel(shape) == numel(), "cannot view ", to_string(this->shape()), " as ", to_string(shape));
   auto impl = std::make_shared<Impl>(this->impl());

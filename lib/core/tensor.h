@@ -54,6 +54,11 @@ class Tensor {
   // The gradient (f32, same shape), zero-filled on first access.
   Tensor grad() const;
   void zero_grad();
+  // Makes the data buffer the gradient buffer as well, for a backward that turns the values
+  // into their gradient in place (cross-entropy over the logits: one (N, V) buffer less).
+  // The values are gone from then on, for this handle and every view of it. Needs f32 and no
+  // gradient yet.
+  void reuse_data_as_grad();
 
   // Same storage and gradient, another shape with the same element count.
   Tensor view(const Shape& shape) const;

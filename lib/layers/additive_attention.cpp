@@ -1,7 +1,6 @@
 #include "layers/additive_attention.h"
 
-#include "ops/activation.h"
-#include "ops/broadcast_add.h"
+#include "ops/additive_scores.h"
 #include "ops/matmul.h"
 #include "ops/softmax.h"
 
@@ -20,10 +19,10 @@ AdditiveAttentionOutput AdditiveAttention::operator()(Tape& tape, const Tensor& 
   int64_t batch = keys.dim(0), length = keys.dim(1);
   ATTN_CHECK(states.rank() == 3 && states.dim(0) == batch && states.dim(1) == length, "additive attention: keys ",
              to_string(keys.shape()), " and states ", to_string(states.shape()), " differ in (B, S)");
-  Tensor hidden = ops::tanh(tape, ops::broadcast_add(tape, keys, query_(tape, query)));  // (B, S, A)
-  Tensor scores = v_(tape, hidden).view({batch, 1, length});                             // (B, 1, S)
-  Tensor weights = ops::softmax(tape, scores, mask);                                     // (B, 1, S)
-  Tensor context = ops::matmul(tape, weights, states);                                   // (B, 1, K)
+  // v^T tanh(keys + W_q s) fused: a step keeps no (B, S, A) tensor for its backward.
+  Tensor scores = ops::additive_scores(tape, keys, query_(tape, query), v_.weight()).view({batch, 1, length});
+  Tensor weights = ops::softmax(tape, scores, mask);    // (B, 1, S)
+  Tensor context = ops::matmul(tape, weights, states);  // (B, 1, K)
   return {context.view({batch, states.dim(2)}), weights};
 }
 

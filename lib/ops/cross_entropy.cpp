@@ -2,6 +2,7 @@
 // Shapes: logits (N, V); targets (N); logsumexp (N); loss (1).
 #include "ops/cross_entropy.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -69,26 +70,44 @@ Sums forward_rows(const Tensor& logits, const std::vector<int32_t>& targets, con
 }
 
 // d loss / d x_j = dloss * (p_j - q_j) with p_j = exp(x_j - lse), q_j = eps/V + (1-eps)[j == y];
-// pad rows get nothing (their gradient stays exactly zero).
-void cross_entropy_backward(const Tensor& logits, const std::vector<int32_t>& targets, const Tensor& lse,
-                            const Tensor& loss, const CrossEntropyOptions& options) {
-  if (!loss.has_grad()) return;
-  float dloss = loss.grad().item();
-  int64_t rows = logits.dim(0), vocab = logits.dim(1);
-  const float* x = logits.data();
-  const float* row_lse = lse.data();
-  float* dx = logits.grad().data();
+// pad rows get nothing (their gradient stays exactly zero). Adds into `dx`, or writes it when
+// `overwrite` (dx may then be x itself: each element is read before it is written).
+void cross_entropy_rows_backward(const float* x, const std::vector<int32_t>& targets, const float* row_lse,
+                                 int64_t rows, int64_t vocab, float dloss, const CrossEntropyOptions& options,
+                                 bool overwrite, float* dx) {
   float eps = options.label_smoothing;
   float uniform = eps / float(vocab);
 #pragma omp parallel for if (rows * vocab > kParallelWork) schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
-    if (targets[r] == options.pad_id) continue;
-    const float* row = x + r * vocab;
     float* drow = dx + r * vocab;
+    if (targets[r] == options.pad_id) {
+      if (overwrite) std::fill(drow, drow + vocab, 0.f);
+      continue;
+    }
+    const float* row = x + r * vocab;
+    if (overwrite) {
 #pragma omp simd
-    for (int64_t j = 0; j < vocab; ++j) drow[j] += dloss * (fast_exp(row[j] - row_lse[r]) - uniform);
+      for (int64_t j = 0; j < vocab; ++j) drow[j] = dloss * (fast_exp(row[j] - row_lse[r]) - uniform);
+    } else {
+#pragma omp simd
+      for (int64_t j = 0; j < vocab; ++j) drow[j] += dloss * (fast_exp(row[j] - row_lse[r]) - uniform);
+    }
     drow[targets[r]] -= dloss * (1.f - eps);
   }
+}
+
+void cross_entropy_backward(Tensor logits, const std::vector<int32_t>& targets, const Tensor& lse, const Tensor& loss,
+                            const CrossEntropyOptions& options) {
+  if (!loss.has_grad()) return;
+  float dloss = loss.grad().item();
+  int64_t rows = logits.dim(0), vocab = logits.dim(1);
+  if (options.overwrite_logits && !logits.has_grad()) {
+    cross_entropy_rows_backward(logits.data(), targets, lse.data(), rows, vocab, dloss, options, true, logits.data());
+    logits.reuse_data_as_grad();
+    return;
+  }
+  cross_entropy_rows_backward(logits.data(), targets, lse.data(), rows, vocab, dloss, options, false,
+                              logits.grad().data());
 }
 
 }  // namespace

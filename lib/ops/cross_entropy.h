@@ -3,7 +3,9 @@
 //
 // Shapes: logits (..., V) folded to (N, V); targets N ids. One pass computes each row's max and
 // logsumexp; backward rebuilds softmax from the kept logsumexp (N), so the probabilities
-// (N, V) are never stored.
+// (N, V) are never stored. With overwrite_logits, the backward writes the gradient over the
+// logits themselves, so that the largest activation of a translation model (N x V floats)
+// has no second buffer of its size for its gradient.
 #include <cstdint>
 #include <vector>
 
@@ -15,6 +17,10 @@ namespace attn::ops {
 struct CrossEntropyOptions {
   float label_smoothing = 0.f;  // eps in [0, 1): q = (1 - eps) onehot(y) + eps / V
   int32_t pad_id = 0;           // rows whose target is pad_id contribute nothing
+  // The backward turns the logits into their gradient in place (Tensor::reuse_data_as_grad),
+  // unless they already have a gradient: for callers (training) that read the logits no
+  // more once the loss is computed, and whose other ops' backward does not read them either.
+  bool overwrite_logits = false;
 };
 
 struct CrossEntropyResult {

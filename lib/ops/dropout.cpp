@@ -2,15 +2,18 @@
 
 #include <cstdint>
 #include <memory>
-#include <vector>
 
+#include "core/buffer.h"
 #include "core/parallel.h"
 
 namespace attn::ops {
 
 namespace {
 
-using Mask = std::vector<uint8_t>;  // 1 keeps an element, 0 drops it
+// One byte per element, 1 keeps it and 0 drops it. Pool storage, like the tensors: megabytes
+// per layer that the pool's step limit counts and reuses (a std::vector would come from the
+// glibc heap, where freed blocks of changing sizes stay fragmented).
+using Mask = Buffer;
 
 // Backward of y = x * mask * keep_scale:  dx += dy * mask * keep_scale
 void dropout_backward(const Tensor& x, const Tensor& y, const Mask& mask, float keep_scale) {
@@ -18,7 +21,7 @@ void dropout_backward(const Tensor& x, const Tensor& y, const Mask& mask, float 
   Tensor dy = y.grad();  // x's shape
   const float* g = dy.data();
   float* dx = x.grad().data();
-  const uint8_t* keep = mask.data();
+  const uint8_t* keep = static_cast<const uint8_t*>(mask.data());
   int64_t count = dy.numel();
 #pragma omp parallel for simd if (count > kParallelWork) schedule(static)
   for (int64_t i = 0; i < count; ++i) dx[i] += keep[i] ? g[i] * keep_scale : 0.f;
@@ -37,11 +40,11 @@ Tensor dropout(Tape& tape, const Tensor& x, float p, bool training, Rng& rng) {
   uint64_t first = (rng.skip(static_cast<uint64_t>(4 * words + 3)) + 3) / 4;
   uint32_t drop_below = static_cast<uint32_t>(p * 65536.f);  // keep when the 16-bit draw >= p * 2^16
   float keep_scale = 1.f / (1.f - p);
-  auto mask = std::make_shared<Mask>(4 * words);
+  auto mask = std::make_shared<Mask>(size_t(4 * words), false);
   Tensor y = Tensor::empty(x.shape());  // x's shape
   const float* px = x.data();
   float* py = y.data();
-  uint8_t* keep = mask->data();
+  uint8_t* keep = static_cast<uint8_t*>(mask->data());
 #pragma omp parallel for if (count > kParallelWork) schedule(static)
   for (int64_t w = 0; w < words; ++w) {
     uint64_t bits = mix64(seed, first + static_cast<uint64_t>(w));

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/buffer_pool.h"
 #include "data/vocab.h"
 #include "models/model_factory.h"
 #include "ops/cross_entropy.h"
@@ -45,6 +46,7 @@ StepStats TrainStep::accumulate(const std::vector<data::Batch>& batches, int64_t
   ops::CrossEntropyOptions loss_options;
   loss_options.label_smoothing = label_smoothing_;
   loss_options.pad_id = data::kPadId;
+  loss_options.overwrite_logits = true;  // nothing reads the logits after the loss
   for (const data::Batch& batch : batches) {
     if (batch.size == 0) continue;  // a rank's share when there are fewer sentences than ranks
     Tape tape;
@@ -66,6 +68,7 @@ void TrainStep::update(StepStats& stats, int64_t step) {
   stats.finite = std::isfinite(stats.loss) && std::isfinite(stats.grad_norm);
   if (stats.finite) adam_.step(learning_rate(step));
   parameters.zero_grad();
+  BufferPool::instance().end_step();  // the pool's footprint follows this step's live high-water mark
 }
 
 }  // namespace attn::train

@@ -35,3 +35,89 @@ TEST_CASE("the pool keeps no more free bytes than its capacity", "[core][buffer_
   CHECK(pool.cached_bytes() <= (1 << 20));
   pool.set_capacity(size_t(4) << 30);
 }
+
+namespace {
+constexpr int64_t kMiB = (1 << 20) / sizeof(float);  // floats in one MiB
+}
+
+TEST_CASE("once a step has ended live and free blocks stay within its live high-water mark", "[core][buffer_pool]") {
+  auto& pool = BufferPool::instance();
+  pool.trim();
+  size_t before = pool.stats().live_bytes;
+  {
+    attn::Tensor a = attn::Tensor::empty({4 * kMiB});
+    attn::Tensor b = attn::Tensor::empty({2 * kMiB});
+  }
+  pool.end_step();  // high-water mark: before + 6 MiB
+  BufferPool::Stats step = pool.stats();
+  CHECK(step.limit_bytes == before + (size_t(6) << 20));
+  CHECK(step.cached_bytes == size_t(6) << 20);
+  {
+    // Other shapes: 3 MiB and 5 MiB classes. Each new block first evicts free blocks it
+    // would push over the limit, so live + cached never exceed it while live fits.
+    attn::Tensor c = attn::Tensor::empty({3 * kMiB});
+    BufferPool::Stats now = pool.stats();
+    CHECK(now.live_bytes + now.cached_bytes <= now.limit_bytes);
+    attn::Tensor d = attn::Tensor::empty({3 * kMiB});
+    now = pool.stats();
+    CHECK(now.live_bytes + now.cached_bytes <= now.limit_bytes);
+  }
+  BufferPool::Stats after = pool.stats();
+  CHECK(after.live_bytes + after.cached_bytes <= after.limit_bytes);
+  pool.trim();
+}
+
+TEST_CASE("a step of another shape frees the size classes of the old one", "[core][buffer_pool]") {
+  auto& pool = BufferPool::instance();
+  pool.trim();
+  { attn::Tensor old_shape = attn::Tensor::empty({8 * kMiB}); }
+  pool.end_step();
+  CHECK(pool.cached_bytes() == size_t(8) << 20);
+  {
+    attn::Tensor new_shape = attn::Tensor::empty({10 * kMiB});  // 10 MiB class: the 8 MiB block cannot serve it
+    CHECK(pool.cached_bytes() == 0);                            // ... so it went back to the system first
+  }
+  pool.end_step();
+  // The new shape's block is what the pool keeps now; the limit covers the larger step.
+  CHECK(pool.cached_bytes() == size_t(10) << 20);
+  CHECK(pool.stats().limit_bytes >= size_t(10) << 20);
+  pool.trim();
+}
+
+TEST_CASE("the step limit is the largest high-water mark of the last steps", "[core][buffer_pool]") {
+  auto& pool = BufferPool::instance();
+  pool.trim();
+  size_t base = pool.stats().live_bytes;
+  { attn::Tensor big = attn::Tensor::empty({8 * kMiB}); }
+  pool.end_step();
+  for (size_t step = 1; step < BufferPool::kStepWindow; ++step) {
+    { attn::Tensor small = attn::Tensor::empty({kMiB}); }
+    pool.end_step();
+    CHECK(pool.stats().limit_bytes == base + (size_t(8) << 20));  // the big step is still in the window
+  }
+  { attn::Tensor small = attn::Tensor::empty({kMiB}); }
+  pool.end_step();  // the big step has left the window
+  CHECK(pool.stats().limit_bytes == base + (size_t(1) << 20));
+  CHECK(pool.stats().live_bytes + pool.cached_bytes() <= base + (size_t(1) << 20));
+  pool.trim();
+}
+
+TEST_CASE("a free block of a somewhat larger class serves a request whose class has none", "[core][buffer_pool]") {
+  auto& pool = BufferPool::instance();
+  pool.trim();
+  const void* block = nullptr;
+  {
+    attn::Tensor larger = attn::Tensor::empty({5 * kMiB});
+    block = larger.raw();
+  }
+  {
+    attn::Tensor smaller = attn::Tensor::empty({4 * kMiB});  // 4 MiB class: 5 MiB is within 1.5 x
+    CHECK(smaller.raw() == block);
+  }
+  CHECK(pool.cached_bytes() == size_t(5) << 20);  // it returns to its own class
+  {
+    attn::Tensor much_smaller = attn::Tensor::empty({3 * kMiB});  // 5 MiB is more than 1.5 x 3 MiB
+    CHECK(much_smaller.raw() != block);
+  }
+  pool.trim();
+}

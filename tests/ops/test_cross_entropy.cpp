@@ -132,3 +132,26 @@ TEST_CASE("cross_entropy rejects bad targets", "[ops][cross_entropy]") {
   CHECK_THROWS_WITH(ops::cross_entropy(tape, logits, {1, -3}, {}), Catch::Contains("target id -3"));
   CHECK_THROWS_AS(ops::cross_entropy(tape, logits, {1}, {}), Error);
 }
+
+TEST_CASE("cross_entropy with overwrite_logits writes the same gradient over the logits",
+          "[ops][cross_entropy][grad]") {
+  const std::vector<int32_t> targets = {3, 0, 6, 1};  // row 1 is padding
+  ops::CrossEntropyOptions options;
+  options.label_smoothing = 0.1f;
+  auto gradient = [&](bool overwrite, const void** data, const void** grad) {
+    Tensor logits = random_tensor({2, 2, 7}, 67);
+    options.overwrite_logits = overwrite;
+    Tape tape;
+    tape.backward(ops::cross_entropy(tape, logits, targets, options).loss, 0.5f);
+    *data = logits.raw();
+    *grad = logits.grad().raw();
+    return logits.grad().to_vector();
+  };
+  const void *data = nullptr, *grad = nullptr;
+  std::vector<float> separate = gradient(false, &data, &grad);
+  CHECK(grad != data);
+  std::vector<float> in_place = gradient(true, &data, &grad);
+  CHECK(grad == data);                                     // no second (N, V) buffer
+  CHECK(in_place == separate);                             // bit for bit: training's loss sequence does not change
+  for (int j = 7; j < 14; ++j) CHECK(in_place[j] == 0.f);  // the pad row
+}
