@@ -55,7 +55,12 @@ watch_peak() {
   echo $((peak / 1024))
 }
 
-last_step() { grep -o '"type":"train"[^}]*' "$out/train.log.jsonl" 2>/dev/null | grep -o '"step":[0-9]*' | tail -1 | cut -d: -f2; }
+# The step of the last "train" record of the run's log.
+last_step() {
+  python3 -c 'import json, sys
+steps = [r["step"] for r in map(json.loads, open(sys.argv[1])) if r.get("type") == "train"]
+print(steps[-1] if steps else "")' "$out/train.log.jsonl" 2>/dev/null || true
+}
 
 # Phase 1: until step kill_at is logged, then SIGKILL.
 start=$(date +%s.%N)
