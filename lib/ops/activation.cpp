@@ -110,18 +110,24 @@ const char* activation_name(Activation activation) {
   return "unknown";
 }
 
-Tensor activation(Tape& tape, const Tensor& x, Activation kind) {
+// y = f(x) on oneDNN's eltwise forward; y may be x.
+static void activation_forward(const Tensor& x, const Tensor& y, Activation kind) {
   ATTN_CHECK(x.dtype() == DType::f32, "activation ", activation_name(kind), ": input ", to_string(x.shape()),
              " is not f32");
-  Tensor y = Tensor::empty(x.shape());  // x's shape
   int64_t count = x.numel();
-  if (count > 0) {
-    auto& context = dnn::Context::get();
-    auto desc = flat_desc(count);
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, dnn::wrap(desc, x.raw())},
-                                               {DNNL_ARG_DST, dnn::wrap(desc, y.raw())}};
-    forward_entry(kind, count).primitive.execute(context.stream(), args);
-  }
+  if (count == 0) return;
+  auto& context = dnn::Context::get();
+  auto desc = flat_desc(count);
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, dnn::wrap(desc, x.raw())},
+                                             {DNNL_ARG_DST, dnn::wrap(desc, y.raw())}};
+  forward_entry(kind, count).primitive.execute(context.stream(), args);
+}
+
+void activation_in_place(Tensor& x, Activation kind) { activation_forward(x, x, kind); }
+
+Tensor activation(Tape& tape, const Tensor& x, Activation kind) {
+  Tensor y = Tensor::empty(x.shape());  // x's shape
+  activation_forward(x, y, kind);
 
   if (tape.needs_grad(x)) {
     y.set_requires_grad(true);

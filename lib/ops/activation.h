@@ -17,6 +17,9 @@ Activation parse_activation(const std::string& name);
 const char* activation_name(Activation activation);
 
 Tensor activation(Tape& tape, const Tensor& x, Activation kind);
+// The same forward, untaped, over x's own storage (for ops that recompute an activation in
+// their backward instead of keeping it).
+void activation_in_place(Tensor& x, Activation kind);
 
 Tensor relu(Tape& tape, const Tensor& x);
 Tensor gelu(Tape& tape, const Tensor& x);  // exact: 0.5 x (1 + erf(x / sqrt(2)))
