@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string_view>
 #include <fstream>
 #include <optional>
 #include <vector>
 
 #include "core/check.h"
+#include "data/line_sample.h"
 
 namespace attn::data {
 
@@ -45,7 +47,7 @@ TextFileStats text_file_stats(const std::string& path, int64_t max_bytes) {
         in_line = has_text = false;
       } else {
         in_line = true;
-        has_text = has_text || !(c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f');
+        has_text = has_text || std::string_view(kBlankCharacters).find(c) == std::string_view::npos;
       }
     }
   }

@@ -11,7 +11,7 @@
 
 namespace attn::data {
 
-bool has_text(std::string_view line) { return line.find_first_not_of(" \t\r\v\f") != std::string_view::npos; }
+bool has_text(std::string_view line) { return line.find_first_not_of(kBlankCharacters) != std::string_view::npos; }
 
 int64_t total_bytes(const std::vector<std::string>& paths) {
   int64_t total = 0;

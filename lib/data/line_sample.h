@@ -15,8 +15,9 @@
 
 namespace attn::data {
 
-// Whether a line holds a character other than space, tab, CR, VT or FF (text_file_stats's
-// "text line").
+// The characters that make no text: space, tab, CR, VT, FF.
+inline constexpr const char* kBlankCharacters = " \t\r\v\f";
+// Whether a line holds a character other than those (text_file_stats's "text line").
 bool has_text(std::string_view line);
 
 struct LineSampleOptions {
