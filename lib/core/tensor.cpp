@@ -58,8 +58,18 @@ int64_t Tensor::dim(int axis) const {
   return shape()[resolved];
 }
 
-void* Tensor::raw() { return static_cast<char*>(impl().data->data()) + impl().offset * dtype_size(dtype()); }
+namespace {
+void check_has_values(const BufferPtr& data, const Shape& shape) {
+  ATTN_CHECK(data, "tensor ", to_string(shape), " was kept for its gradient only (grad_only()): its values are gone");
+}
+}  // namespace
+
+void* Tensor::raw() {
+  check_has_values(impl().data, impl().shape);
+  return static_cast<char*>(impl().data->data()) + impl().offset * dtype_size(dtype());
+}
 const void* Tensor::raw() const {
+  check_has_values(impl().data, impl().shape);
   return static_cast<const char*>(impl().data->data()) + impl().offset * dtype_size(dtype());
 }
 
@@ -87,7 +97,7 @@ Tensor Tensor::grad() const {
   ATTN_CHECK(self.grad, "tensor ", to_string(self.shape), " has no gradient slot");
   if (!self.grad->buffer) {
     // The gradient mirrors the whole data buffer in f32 so that every view finds its offset.
-    size_t elements = self.data->bytes() / dtype_size(self.dtype);
+    size_t elements = self.data ? self.data->bytes() / dtype_size(self.dtype) : self.grad->elements;
     self.grad->buffer = std::make_shared<Buffer>(elements * sizeof(float), true);
   }
   return view_of(self.grad->buffer, nullptr, self.offset, self.shape, DType::f32);
@@ -99,7 +109,7 @@ void Tensor::zero_grad() {
 
 void Tensor::reuse_data_as_grad() {
   Impl& self = impl();
-  ATTN_CHECK(self.dtype == DType::f32 && self.grad && !self.grad->buffer, "tensor ", to_string(self.shape),
+  ATTN_CHECK(self.dtype == DType::f32 && self.data && self.grad && !self.grad->buffer, "tensor ", to_string(self.shape),
              " cannot take its values' buffer for its gradient");
   self.grad->buffer = self.data;
 }
@@ -115,6 +125,14 @@ Tensor Tensor::detach() const {
   auto impl = std::make_shared<Impl>(this->impl());
   impl->grad = std::make_shared<GradSlot>();
   impl->requires_grad = false;
+  return Tensor(impl);
+}
+
+Tensor Tensor::grad_only() const {
+  Impl& self = impl();
+  if (self.grad && self.data && self.grad->elements == 0) self.grad->elements = self.data->bytes() / dtype_size(self.dtype);
+  auto impl = std::make_shared<Impl>(self);
+  impl->data = nullptr;
   return Tensor(impl);
 }
 
@@ -151,7 +169,7 @@ void Tensor::copy_from(const std::vector<float>& values) {
 }
 
 bool Tensor::same_storage(const Tensor& other) const {
-  return impl().data == other.impl().data && impl().offset == other.impl().offset;
+  return impl().data && impl().data == other.impl().data && impl().offset == other.impl().offset;
 }
 
 void Tensor::rebind(BufferPtr data, std::shared_ptr<GradSlot> grad, size_t offset) {

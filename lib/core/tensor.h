@@ -19,6 +19,7 @@ namespace attn {
 // The gradient storage shared by every view of one data buffer; allocated (zeroed) on first use.
 struct GradSlot {
   BufferPtr buffer;
+  size_t elements = 0;  // the gradient's length when no handle with values is left to tell it
 };
 
 class Tensor {
@@ -64,6 +65,13 @@ class Tensor {
   Tensor view(const Shape& shape) const;
   // Same storage, no gradient tracking.
   Tensor detach() const;
+  // The same gradient slot, shape and requires_grad, without the values. A backward closure
+  // that only reads or adds to a tensor's gradient captures this instead of the tensor, so
+  // that the values are freed as soon as no later op needs them: most of what a training step
+  // would otherwise keep until its backward (a linear's output under dropout, relu's input).
+  // data() and raw() of such a handle fail.
+  Tensor grad_only() const;
+  bool has_values() const { return impl().data != nullptr; }
   // A fresh copy of the values (no gradient).
   Tensor clone() const;
 

@@ -131,7 +131,12 @@ Tensor activation(Tape& tape, const Tensor& x, Activation kind) {
 
   if (tape.needs_grad(x)) {
     y.set_requires_grad(true);
-    tape.record([x, y, kind] { activation_backward(x, y, kind); });
+    // The backward reads one of x and y (y where oneDNN has a *_use_dst_for_bwd algorithm);
+    // the other is kept for its gradient only.
+    bool use_dst = backward_uses_dst(kind);
+    tape.record([x = use_dst ? x.grad_only() : x, y = use_dst ? y : y.grad_only(), kind] {
+      activation_backward(x, y, kind);
+    });
   }
   return y;
 }

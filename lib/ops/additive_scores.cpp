@@ -96,7 +96,7 @@ Tensor additive_scores(Tape& tape, const Tensor& keys, const Tensor& query, cons
 
   if (tape.needs_grad(keys, query, v)) {
     scores.set_requires_grad(true);
-    tape.record([keys, query, v, scores] { additive_scores_backward(keys, query, v, scores); });
+    tape.record([keys, query, v, scores = scores.grad_only()] { additive_scores_backward(keys, query, v, scores); });
   }
   return scores;
 }

@@ -145,7 +145,9 @@ AttentionResult attention(Tape& tape, const Tensor& q, const Tensor& k, const Te
   if (tape.needs_grad(q, k, v)) {
     output.set_requires_grad(true);
     tape.record(
-        [q, k, v, weights, dropped, output, scale] { attention_backward(q, k, v, weights, dropped, output, scale); });
+        [q, k, v, weights, dropped, output = output.grad_only(), scale] {
+          attention_backward(q, k, v, weights, dropped, output, scale);
+        });
   }
   return {output, weights};
 }

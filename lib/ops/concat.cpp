@@ -57,6 +57,14 @@ Shape concat_shape(const std::vector<Tensor>& parts) {
   return shape;
 }
 
+// The parts' gradient handles: neither backward reads values.
+std::vector<Tensor> grad_only(const std::vector<Tensor>& parts) {
+  std::vector<Tensor> handles;
+  handles.reserve(parts.size());
+  for (const Tensor& part : parts) handles.push_back(part.grad_only());
+  return handles;
+}
+
 // Backward of y = [x_1, ..., x_k] along the last axis: dx_i += dy[..., columns of x_i].
 void concat_backward(const std::vector<Tensor>& parts, const Tensor& y) {
   if (!y.has_grad()) return;
@@ -98,7 +106,7 @@ Tensor concat(Tape& tape, const std::vector<Tensor>& parts) {
   bool needs_grad = std::any_of(parts.begin(), parts.end(), [&](const Tensor& part) { return tape.needs_grad(part); });
   if (needs_grad) {
     y.set_requires_grad(true);
-    tape.record([parts, y] { concat_backward(parts, y); });
+    tape.record([parts = grad_only(parts), y = y.grad_only()] { concat_backward(parts, y); });
   }
   return y;
 }
@@ -125,7 +133,7 @@ std::vector<Tensor> split(Tape& tape, const Tensor& x, const std::vector<int64_t
     parts.push_back(part);
     offset += size;
   }
-  if (needs_grad) tape.record([x, parts] { split_backward(x, parts); });
+  if (needs_grad) tape.record([x = x.grad_only(), parts = grad_only(parts)] { split_backward(x, parts); });
   return parts;
 }
 

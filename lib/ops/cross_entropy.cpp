@@ -128,7 +128,9 @@ CrossEntropyResult cross_entropy(Tape& tape, const Tensor& logits_in, const std:
 
   if (tape.needs_grad(logits)) {
     loss.set_requires_grad(true);
-    tape.record([logits, targets, lse, loss, options] { cross_entropy_backward(logits, targets, lse, loss, options); });
+    tape.record([logits, targets, lse, loss = loss.grad_only(), options] {
+      cross_entropy_backward(logits, targets, lse, loss, options);
+    });
   }
   return CrossEntropyResult{loss, sums.nll, sums.tokens};
 }

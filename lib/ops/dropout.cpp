@@ -54,7 +54,7 @@ Tensor dropout(Tape& tape, const Tensor& x, float p, bool training, Rng& rng) {
   for (int64_t i = 0; i < count; ++i) py[i] = keep[i] ? px[i] * keep_scale : 0.f;
   if (tape.needs_grad(x)) {
     y.set_requires_grad(true);
-    tape.record([x, y, mask, keep_scale] { dropout_backward(x, y, *mask, keep_scale); });
+    tape.record([x = x.grad_only(), y = y.grad_only(), mask, keep_scale] { dropout_backward(x, y, *mask, keep_scale); });
   }
   return y;
 }

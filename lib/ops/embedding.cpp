@@ -62,7 +62,7 @@ Tensor embedding(Tape& tape, const Tensor& table, const std::vector<int32_t>& id
 
   if (tape.needs_grad(table)) {
     y.set_requires_grad(true);
-    tape.record([table, ids, padding_id, y] { embedding_backward(table, ids, padding_id, y); });
+    tape.record([table, ids, padding_id, y = y.grad_only()] { embedding_backward(table, ids, padding_id, y); });
   }
   Shape shape = ids_shape;
   shape.push_back(width);

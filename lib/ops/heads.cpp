@@ -59,7 +59,7 @@ Tensor permute_heads(Tape& tape, const Tensor& x, const HeadLayout& layout, cons
   reorder(layout, to_plain, x.raw(), y.raw(), false);
   if (tape.needs_grad(x)) {
     y.set_requires_grad(true);
-    tape.record([x, y, layout, to_plain] {
+    tape.record([x = x.grad_only(), y = y.grad_only(), layout, to_plain] {
       if (!y.has_grad() || !x.requires_grad()) return;
       reorder(layout, !to_plain, y.grad().raw(), x.grad().raw(), true);
     });

@@ -123,7 +123,7 @@ Tensor layer_norm(Tape& tape, const Tensor& x_in, const Tensor& gamma, const Ten
 
   if (training) {
     y.set_requires_grad(true);
-    LayerNormSaved saved{x, gamma, beta, y, mean, variance, epsilon};
+    LayerNormSaved saved{x, gamma, beta, y.grad_only(), mean, variance, epsilon};
     tape.record([saved] { layer_norm_backward(saved); });
   }
   return y.view(x_in.shape());

@@ -46,7 +46,7 @@ Tensor linear(Tape& tape, const Tensor& x_in, const Tensor& weight, const Tensor
 
   if (tape.needs_grad(x, weight, bias)) {
     y.set_requires_grad(true);
-    tape.record([x, weight, bias, y] { linear_backward(x, weight, bias, y); });
+    tape.record([x, weight, bias, y = y.grad_only()] { linear_backward(x, weight, bias, y); });
   }
   Shape shape = x_in.shape();
   shape.back() = out_features;

@@ -18,7 +18,7 @@ Tensor log_softmax(Tape& tape, const Tensor& x) {
   // dx_j += dy_j - exp(y_j) sum_k dy_k (derived in softmax_rows_backward).
   if (tape.needs_grad(x)) {
     y.set_requires_grad(true);
-    tape.record([x, y] {
+    tape.record([x = x.grad_only(), y] {
       if (y.has_grad()) softmax_rows_backward(y, x, SoftmaxKind::log_softmax);
     });
   }

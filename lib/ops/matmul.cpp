@@ -58,7 +58,7 @@ Tensor matmul(Tape& tape, const Tensor& a_in, const Tensor& b, const MatmulOptio
 
   if (tape.needs_grad(a, b)) {
     c.set_requires_grad(true);
-    tape.record([a, b, c, options] { matmul_backward(a, b, c, options); });
+    tape.record([a, b, c = c.grad_only(), options] { matmul_backward(a, b, c, options); });
   }
   if (!shared_b) return c;
   Shape shape = a_in.shape();

@@ -36,7 +36,7 @@ Tensor mul(Tape& tape, const Tensor& a, const Tensor& b) {
 
   if (tape.needs_grad(a, b)) {
     y.set_requires_grad(true);
-    tape.record([a, b, y] { mul_backward(a, b, y); });
+    tape.record([a, b, y = y.grad_only()] { mul_backward(a, b, y); });
   }
   return y;
 }

@@ -119,7 +119,7 @@ Tensor softmax(Tape& tape, const Tensor& x, const Tensor& mask) {
   // The mask is a constant: d(x + mask)/dx = I, so dx is the softmax backward itself.
   if (tape.needs_grad(x)) {
     y.set_requires_grad(true);
-    tape.record([x, y] {
+    tape.record([x = x.grad_only(), y] {
       if (y.has_grad()) softmax_rows_backward(y, x, SoftmaxKind::softmax);
     });
   }

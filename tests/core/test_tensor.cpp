@@ -1,0 +1,35 @@
+#include <catch2/catch.hpp>
+
+#include "core/buffer_pool.h"
+#include "core/tensor.h"
+
+using attn::Tensor;
+
+TEST_CASE("grad_only shares the gradient, shape and requires_grad but not the values", "[core][tensor]") {
+  Tensor x = Tensor::from_vector({2, 3}, {1, 2, 3, 4, 5, 6});
+  x.set_requires_grad(true);
+  Tensor handle = x.grad_only();
+  CHECK(handle.shape() == x.shape());
+  CHECK(handle.requires_grad());
+  CHECK_FALSE(handle.has_values());
+  CHECK_THROWS_WITH(handle.data(), Catch::Contains("gradient only"));
+  handle.grad().fill(2.f);  // first use allocates the shared slot
+  CHECK(x.has_grad());
+  CHECK(x.grad().to_vector() == std::vector<float>(6, 2.f));
+  CHECK_FALSE(handle.same_storage(x.grad_only()));
+}
+
+TEST_CASE("a grad_only handle holds no values: they are freed with the last full handle", "[core][tensor]") {
+  auto& pool = attn::BufferPool::instance();
+  const size_t bytes = 1 << 20;
+  Tensor handle;
+  size_t live_with_values = 0;
+  {
+    Tensor x = Tensor::empty({int64_t(bytes / sizeof(float))});
+    handle = x.grad_only();
+    live_with_values = pool.stats().live_bytes;
+  }
+  CHECK(pool.stats().live_bytes + bytes <= live_with_values);
+  // The gradient still has its length: the values' buffer, in elements.
+  CHECK(handle.grad().numel() == int64_t(bytes / sizeof(float)));
+}
