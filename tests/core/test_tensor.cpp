@@ -5,7 +5,7 @@
 
 using attn::Tensor;
 
-TEST_CASE("grad_only shares the gradient, shape and requires_grad but not the values", "[core][tensor]") {
+TEST_CASE("grad_only shares the gradient and shape and requires_grad but not the values", "[core][tensor]") {
   Tensor x = Tensor::from_vector({2, 3}, {1, 2, 3, 4, 5, 6});
   x.set_requires_grad(true);
   Tensor handle = x.grad_only();
