@@ -19,7 +19,7 @@
 namespace {
 
 struct DecodeFlags {
-  std::string model_dir, config_path, input;
+  std::string model_dir, checkpoint, config_path, input;
   int beam = 5, batch_size = 32, threads = 0;
   int window_batches = attn::decode::TranslateOptions{}.window_batches;
   int64_t sentences = 0, source_length = 12;
@@ -41,7 +41,7 @@ attn::decode::TranslateOptions translate_options(const attn::io::Config& config,
 
 attn::bench::DecodeBenchmarkResult run_decode(const DecodeFlags& flags) {
   if (flags.config_path.empty()) {
-    attn::run::LoadedRun run = attn::run::load_run(attn::apps::resolve_model_dir(flags.model_dir));
+    attn::run::LoadedRun run = attn::run::load_run(attn::apps::resolve_model_dir(flags.model_dir), flags.checkpoint);
     set_compute(run.config, flags.threads);
     auto options = translate_options(run.config, flags);
     if (flags.input.empty())
@@ -87,6 +87,7 @@ int main(int argc, char** argv) {
   auto* model = decode->add_option("--model", flags.model_dir, "a trained run directory (default: as attn-translate)");
   auto* config = decode->add_option("--config", flags.config_path, "or a config: an untrained model on random input")
                      ->excludes(model);
+  decode->add_option("--checkpoint", flags.checkpoint, attn::apps::kCheckpointHelp)->excludes(config);
   decode->add_option("--input", flags.input, "with --model: translate this file's lines (default: random ids)")
       ->excludes(config);
   decode->add_option("--beam", flags.beam, "beam size (1 = greedy)")->check(at_least(1));

@@ -33,7 +33,7 @@ excluded on both sides (a token whose argmax is the source </s> gets no link).
 )";
 
 struct Flags {
-  std::string model_dir, src_path, tgt_path, out_path, kind;
+  std::string model_dir, checkpoint, src_path, tgt_path, out_path, kind;
   int layer = 0, head = 0, beam = 1, batch_size = 0, threads = 0;
   bool average_heads = false, alignments = false;
   bool has_layer = false, has_head = false;
@@ -56,7 +56,7 @@ attn::decode::AttentionDumpOptions dump_options(const Flags& flags, const attn::
 }
 
 int dump(const Flags& flags) {
-  attn::run::LoadedRun run = attn::run::load_run(attn::apps::resolve_model_dir(flags.model_dir));
+  attn::run::LoadedRun run = attn::run::load_run(attn::apps::resolve_model_dir(flags.model_dir), flags.checkpoint);
   attn::dnn::set_num_threads(flags.threads > 0 ? flags.threads : run.config.train.threads);
   const std::vector<std::string> sources = attn::data::read_lines(flags.src_path);
   std::vector<std::string> targets;
@@ -105,6 +105,7 @@ int main(int argc, char** argv) {
   Flags flags;
   app.add_option("--model", flags.model_dir,
                  "run directory (default: $ATTN_MODEL, else configs/en-it.json's output_dir, else runs/en-it)");
+  app.add_option("--checkpoint", flags.checkpoint, attn::apps::kCheckpointHelp);
   app.add_option("--src", flags.src_path, "source text, one sentence per line")->required();
   auto* tgt = app.add_option("--tgt", flags.tgt_path, "reference translations, line by line (forced mode)");
   app.add_option("--out", flags.out_path, "output file (default: stdout)");

@@ -1,6 +1,7 @@
 // attn-translate: raw text in, translations out, one output line per input line.
 //   attn-translate --model runs/en-it [--beam 5] [--batch-size 32] [--nbest N] < input.txt > output.txt
 //   attn-translate --model runs/en-it --subset test --output test.hyp    (the config's data.test_src)
+//   attn-translate --model runs/en-it --sample --top-k 10 --seed 7 < mono.txt   (back-translation)
 //
 // It streams, as Marian and fairseq-interactive do: lines are translated a window of batches
 // at a time, as soon as the window is full or the input pauses, and each window's output is
@@ -32,10 +33,11 @@ constexpr std::chrono::milliseconds kInputPause{30};
 constexpr std::chrono::milliseconds kWaitForever{-1};
 
 struct Flags {
-  std::string model_dir, input, output, subset;
+  std::string model_dir, checkpoint, input, output, subset;
   int beam = 0, batch_size = 0, nbest = 0, threads = 0;
   float length_penalty = 0.f;
   bool has_length_penalty = false, quiet = false;
+  attn::decode::SamplingOptions sampling;
 };
 
 attn::decode::TranslateOptions translate_options(const attn::io::Config& config, const Flags& flags) {
@@ -44,6 +46,7 @@ attn::decode::TranslateOptions translate_options(const attn::io::Config& config,
   if (flags.nbest > 0) options.search.nbest = flags.nbest;
   if (flags.has_length_penalty) options.search.length_penalty = flags.length_penalty;
   if (flags.batch_size > 0) options.batch_size = flags.batch_size;
+  options.search.sampling = flags.sampling;
   ATTN_CHECK(options.search.nbest <= options.search.beam, "--nbest ", options.search.nbest,
              " needs --beam of at least that");
   return options;
@@ -153,7 +156,7 @@ int translate(const Flags& flags) {
   Input input(input_path);
   Output output(flags.output);
 
-  attn::run::LoadedRun run = attn::run::load_run(model_dir);
+  attn::run::LoadedRun run = attn::run::load_run(model_dir, flags.checkpoint);
   attn::dnn::set_num_threads(flags.threads > 0 ? flags.threads : run.config.train.threads);
   const attn::decode::TranslateOptions options = translate_options(run.config, flags);
   attn::decode::Translator translator(*run.model, run.vocab->source, run.vocab->target, options);
@@ -194,6 +197,7 @@ int main(int argc, char** argv) {
   Flags flags;
   app.add_option("--model", flags.model_dir,
                  "run directory (default: $ATTN_MODEL, else configs/en-it.json's output_dir, else runs/en-it)");
+  app.add_option("--checkpoint", flags.checkpoint, attn::apps::kCheckpointHelp);
   auto* input = app.add_option("--input", flags.input, "read this file (default: standard input)");
   app.add_option("--subset", flags.subset, "translate the run's dev or test set (data.valid_src / data.test_src)")
       ->check(CLI::IsMember({"dev", "test"}))
@@ -209,6 +213,21 @@ int main(int argc, char** argv) {
   auto* penalty =
       app.add_option("--length-penalty", flags.length_penalty, "GNMT alpha (default: decode.length_penalty)")
           ->check(at_least(0));
+  auto* sample = app.add_flag("--sample", flags.sampling.enabled,
+                              "sample each token instead of searching (back-translation, data augmentation)");
+  sample->excludes("--beam")->excludes("--nbest")->excludes("--length-penalty");
+  app.add_option("--temperature", flags.sampling.temperature, "with --sample: divide the log-probabilities by T")
+      ->check(attn::apps::number_check([](double value) { return value > 0; }, "above 0", ">0"))
+      ->needs(sample);
+  app.add_option("--top-k", flags.sampling.top_k, "with --sample: draw from the K most likely tokens only")
+      ->check(at_least(1))
+      ->needs(sample);
+  app.add_option("--top-p", flags.sampling.top_p,
+                 "with --sample: draw from the fewest most likely tokens whose probability reaches P")
+      ->check(attn::apps::in_range(0, 1, true))
+      ->needs(sample);
+  app.add_option("--seed", flags.sampling.seed, "with --sample: the same seed gives the same samples (default 0)")
+      ->needs(sample);
   app.add_option("--threads", flags.threads, "OpenMP threads (default: train.threads)")->check(at_least(1));
   app.add_flag("--quiet", flags.quiet, "no summary (lines, tokens, seconds, sentences/s) on stderr at the end");
   return attn::apps::run_app(app, argc, argv, [&] {

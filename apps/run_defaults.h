@@ -11,6 +11,11 @@
 
 namespace attn::apps {
 
+// Help of --checkpoint, the same in every program that loads a run.
+inline const char* const kCheckpointHelp =
+    "load this checkpoint of the run's model, e.g. attn-average's output (default: the run's checkpoint.best, "
+    "else checkpoint.last)";
+
 // The config whose output_dir is the default run, relative to the current directory.
 inline const char* const kDefaultConfig = "configs/en-it.json";
 

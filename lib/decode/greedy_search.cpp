@@ -1,12 +1,20 @@
 #include <algorithm>
+#include <cmath>
+#include <numeric>
 
+#include "core/rng.h"
 #include "decode/search.h"
 #include "ops/log_softmax.h"
 
 namespace attn::decode {
 
-std::vector<Hypothesis> greedy_search(const models::Seq2SeqModel& model, const data::Batch& source,
-                                      const SearchOptions& options) {
+namespace {
+
+// One token per sentence per step until eos or the length limit: greedy search and sampling.
+// choose(row, width, sentence, position) picks the next token from a row of log-probabilities.
+template <class Choose>
+std::vector<Hypothesis> one_token_at_a_time(const models::Seq2SeqModel& model, const data::Batch& source,
+                                            const SearchOptions& options, Choose choose) {
   Tape tape;
   NoGradScope no_grad(tape);
   layers::RunContext ctx{tape};
@@ -30,8 +38,8 @@ std::vector<Hypothesis> greedy_search(const models::Seq2SeqModel& model, const d
     std::vector<int32_t> next;
     for (size_t r = 0; r < active.size(); ++r) {
       const float* row = logits.data() + r * width;
-      int32_t token = static_cast<int32_t>(std::max_element(row, row + width) - row);
       Hypothesis& hypothesis = result[active[r]];
+      int32_t token = choose(row, width, active[r], hypothesis.tokens.size());
       hypothesis.tokens.push_back(token);
       hypothesis.log_prob += row[token];
       bool done = token == options.eos_id || int64_t(hypothesis.tokens.size()) >= limits[active[r]];
@@ -46,6 +54,62 @@ std::vector<Hypothesis> greedy_search(const models::Seq2SeqModel& model, const d
   }
   for (auto& hypothesis : result) hypothesis.score = hypothesis.log_prob;
   return result;
+}
+
+}  // namespace
+
+std::vector<Hypothesis> greedy_search(const models::Seq2SeqModel& model, const data::Batch& source,
+                                      const SearchOptions& options) {
+  return one_token_at_a_time(model, source, options, [](const float* row, int64_t width, int64_t, size_t) {
+    return static_cast<int32_t>(std::max_element(row, row + width) - row);
+  });
+}
+
+int32_t sample_token(const float* log_probs, int64_t width, const SamplingOptions& sampling, float u) {
+  ATTN_CHECK(sampling.temperature > 0.f, "sampling temperature must be > 0, got ", sampling.temperature);
+  ATTN_CHECK(sampling.top_p > 0.f && sampling.top_p <= 1.f, "sampling top_p must be in (0, 1], got ", sampling.top_p);
+  // Candidates most likely first (ties: lower id first); only the top_k need ordering.
+  std::vector<int32_t> ids(static_cast<size_t>(width));
+  std::iota(ids.begin(), ids.end(), 0);
+  const auto more_likely = [&](int32_t a, int32_t b) {
+    return log_probs[a] > log_probs[b] || (log_probs[a] == log_probs[b] && a < b);
+  };
+  const int64_t k = sampling.top_k > 0 ? std::min<int64_t>(sampling.top_k, width) : width;
+  std::partial_sort(ids.begin(), ids.begin() + k, ids.end(), more_likely);
+  ids.resize(static_cast<size_t>(k));
+  // softmax(log_probs / T) over the candidates, relative to the most likely one.
+  std::vector<double> weights(ids.size());
+  double total = 0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    weights[i] = std::exp((double(log_probs[ids[i]]) - double(log_probs[ids[0]])) / sampling.temperature);
+    total += weights[i];
+  }
+  // Nucleus: the fewest candidates whose probability reaches top_p.
+  if (sampling.top_p < 1.f) {
+    double mass = 0;
+    size_t keep = 0;
+    while (keep < weights.size() && mass < sampling.top_p * total) mass += weights[keep++];
+    weights.resize(std::max<size_t>(keep, 1));
+    total = std::accumulate(weights.begin(), weights.end(), 0.0);
+  }
+  double target = double(u) * total;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    target -= weights[i];
+    if (target < 0) return ids[i];
+  }
+  return ids[weights.size() - 1];  // u * total rounded up to the total
+}
+
+std::vector<Hypothesis> sample_search(const models::Seq2SeqModel& model, const data::Batch& source,
+                                      const SearchOptions& options, const std::vector<uint64_t>& streams) {
+  ATTN_CHECK(int64_t(streams.size()) == source.size, "sample_search: ", streams.size(), " streams for ", source.size,
+             " sentences");
+  const SamplingOptions& sampling = options.sampling;
+  return one_token_at_a_time(model, source, options,
+                             [&](const float* row, int64_t width, int64_t sentence, size_t position) {
+                               const float u = uniform_at(mix64(sampling.seed, streams[size_t(sentence)]), position);
+                               return sample_token(row, width, sampling, u);
+                             });
 }
 
 }  // namespace attn::decode

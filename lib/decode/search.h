@@ -1,6 +1,6 @@
 #pragma once
-// Greedy and beam search over any Seq2SeqModel, through its start()/step() and the
-// DecoderState interface. Both shrink the batch as sentences finish.
+// Greedy search, sampling and beam search over any Seq2SeqModel, through its start()/step()
+// and the DecoderState interface. All shrink the batch as sentences finish.
 //
 // Scores are sums of token log-probabilities (eos included); beam search ranks finished
 // hypotheses by GNMT's length penalty: score / ((5 + length) / 6)^alpha.
@@ -13,6 +13,17 @@
 
 namespace attn::decode {
 
+// Sampling (attn-translate --sample): each token drawn from softmax(log_probs / temperature),
+// restricted to the top_k most likely tokens and then to the smallest set of them whose
+// probability reaches top_p (nucleus sampling), renormalised.
+struct SamplingOptions {
+  bool enabled = false;
+  float temperature = 1.f;  // > 0; below 1 sharper, above 1 flatter
+  int top_k = 0;            // 0 = every token
+  float top_p = 1.f;        // in (0, 1]; 1 = every token
+  uint64_t seed = 0;        // the same seed gives the same samples
+};
+
 struct SearchOptions {
   int beam = 5;
   float length_penalty = 1.f;  // alpha; 0 ranks by raw log-probability
@@ -24,6 +35,7 @@ struct SearchOptions {
   int nbest = 1;
   int32_t bos_id = data::kBosId;
   int32_t eos_id = data::kEosId;
+  SamplingOptions sampling;
 };
 
 struct Hypothesis {
@@ -38,6 +50,17 @@ std::vector<std::vector<Hypothesis>> beam_search(const models::Seq2SeqModel& mod
 // Per sentence: the argmax continuation.
 std::vector<Hypothesis> greedy_search(const models::Seq2SeqModel& model, const data::Batch& source,
                                       const SearchOptions& options);
+
+// Per sentence: a continuation sampled token by token (options.sampling). Sentence b draws
+// from its own stream, keyed by (sampling.seed, streams[b]), one value per output position, so
+// its sample depends neither on the batch nor on the other sentences; streams: one key per
+// batch row (e.g. its input line).
+std::vector<Hypothesis> sample_search(const models::Seq2SeqModel& model, const data::Batch& source,
+                                      const SearchOptions& options, const std::vector<uint64_t>& streams);
+
+// The token that uniform draw u in [0, 1) picks from a row of `width` log-probabilities
+// under `sampling` (temperature, top_k, top_p); ties go to the lower id.
+int32_t sample_token(const float* log_probs, int64_t width, const SamplingOptions& sampling, float u);
 
 // Longest output allowed for a source of `source_length` tokens (at least 1).
 int64_t max_output_length(int64_t source_length, const SearchOptions& options);

@@ -94,17 +94,23 @@ std::string Translator::detokenize(const Hypothesis& hypothesis) const {
 }
 
 std::vector<Translation> Translator::translate(const std::vector<std::string>& lines, int64_t first_line) const {
-  return translate_ids(encode_lines(lines, source_vocab_, options_.max_source_tokens, "input", first_line));
+  return translate_ids(encode_lines(lines, source_vocab_, options_.max_source_tokens, "input", first_line), first_line);
 }
 
-std::vector<Translation> Translator::translate_ids(const std::vector<std::vector<int32_t>>& encoded) const {
+std::vector<Translation> Translator::translate_ids(const std::vector<std::vector<int32_t>>& encoded,
+                                                   int64_t first_line) const {
   std::vector<Translation> result(encoded.size());
   for (const std::vector<int64_t>& lines : length_sorted_batches(encoded, options_.batch_size)) {
     std::vector<const std::vector<int32_t>*> sentences;
     for (int64_t line : lines) sentences.push_back(&encoded[line]);
     data::Batch batch = source_batch(sentences, options_.max_source_tokens);
     std::vector<std::vector<Hypothesis>> found;
-    if (options_.search.beam == 1) {
+    if (options_.search.sampling.enabled) {
+      std::vector<uint64_t> streams;
+      for (int64_t line : lines) streams.push_back(uint64_t(first_line + line));
+      for (Hypothesis& hypothesis : sample_search(model_, batch, options_.search, streams))
+        found.push_back({hypothesis});
+    } else if (options_.search.beam == 1) {
       for (Hypothesis& hypothesis : greedy_search(model_, batch, options_.search)) found.push_back({hypothesis});
     } else {
       found = beam_search(model_, batch, options_.search);

@@ -48,8 +48,11 @@ class Translator {
 
   // `first_line` is the 1-based number of lines[0] in the whole input (for warnings).
   std::vector<Translation> translate(const std::vector<std::string>& lines, int64_t first_line = 1) const;
-  // The same for lines already encoded (encode_lines): an empty one gets no hypothesis.
-  std::vector<Translation> translate_ids(const std::vector<std::vector<int32_t>>& encoded) const;
+  // The same for lines already encoded (encode_lines): an empty one gets no hypothesis. With
+  // sampling, line i draws from stream first_line + i: the same seed gives each input line the
+  // same sample whatever the batching.
+  std::vector<Translation> translate_ids(const std::vector<std::vector<int32_t>>& encoded,
+                                         int64_t first_line = 1) const;
   // Detokenized text of a hypothesis.
   std::string detokenize(const Hypothesis& hypothesis) const;
   const TranslateOptions& options() const { return options_; }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include <nlohmann/json.hpp>
 
@@ -102,19 +103,37 @@ std::vector<std::string> parameter_mismatches(const Checkpoint& checkpoint, cons
   return problems;
 }
 
+// Writes the parameters' entries followed by the extras'.
+void write_checkpoint(const std::string& path, std::vector<TensorEntry> entries, const CheckpointExtras& extras,
+                      const std::function<bool(const std::string&)>& is_parameter) {
+  for (const auto& [name, tensor] : extras.tensors) {
+    ATTN_CHECK(!is_parameter(name), path, ": extra tensor ", quoted_name(name), " has the name of a parameter");
+    ATTN_CHECK(tensor.defined() && tensor.dtype() == DType::f32, path, ": extra tensor ", quoted_name(name),
+               " must be f32");
+    entries.push_back(entry_of(name, tensor));
+  }
+  write_safetensors(path, entries, checkpoint_metadata(path, extras, data_checksum(entries)));
+}
+
 }  // namespace
 
 void save_checkpoint(const std::string& path, const ParameterStore& store, const CheckpointExtras& extras) {
   std::vector<TensorEntry> entries;
   for (const NamedParameter& parameter : store.parameters())
     entries.push_back(entry_of(parameter.name, parameter.tensor));
-  for (const auto& [name, tensor] : extras.tensors) {
-    ATTN_CHECK(!store.contains(name), path, ": extra tensor ", quoted_name(name), " has the name of a parameter");
-    ATTN_CHECK(tensor.defined() && tensor.dtype() == DType::f32, path, ": extra tensor ", quoted_name(name),
+  write_checkpoint(path, std::move(entries), extras, [&](const std::string& name) { return store.contains(name); });
+}
+
+void save_checkpoint(const std::string& path, const std::map<std::string, Tensor>& parameters,
+                     const CheckpointExtras& extras) {
+  std::vector<TensorEntry> entries;
+  for (const auto& [name, tensor] : parameters) {
+    ATTN_CHECK(tensor.defined() && tensor.dtype() == DType::f32, path, ": parameter ", quoted_name(name),
                " must be f32");
     entries.push_back(entry_of(name, tensor));
   }
-  write_safetensors(path, entries, checkpoint_metadata(path, extras, data_checksum(entries)));
+  write_checkpoint(path, std::move(entries), extras,
+                   [&](const std::string& name) { return parameters.count(name) > 0; });
 }
 
 Checkpoint load_checkpoint(const std::string& path) {

@@ -30,6 +30,9 @@ struct Checkpoint {
 };
 
 void save_checkpoint(const std::string& path, const ParameterStore& store, const CheckpointExtras& extras = {});
+// The same for parameters held outside a store (e.g. averaged ones), f32, written in name order.
+void save_checkpoint(const std::string& path, const std::map<std::string, Tensor>& parameters,
+                     const CheckpointExtras& extras = {});
 
 // Reads and checks the format, version and data checksum; tensors come back as f32 (or bf16)
 // tensors.

@@ -105,6 +105,8 @@ void TrainConfig::validate(const std::string& path) const {
   require_at_least(key("log_every"), log_every, 1);
   require_at_least(key("valid_every"), valid_every, 1);
   require_at_least(key("save_every"), save_every, 1);
+  require_at_least(key("keep_checkpoints"), keep_checkpoints, 0);
+  require_fraction(key("ema_decay"), ema_decay);
   require_one_of(key("valid_metric"), valid_metric, {"bleu", "chrf", "loss"});
   require_at_least(key("patience"), patience, 0);
   require_at_least(key("max_nonfinite_steps"), max_nonfinite_steps, 0);

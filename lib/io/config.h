@@ -29,7 +29,7 @@ struct CorpusConfig {
 // Corpus files, one sentence per line, line i of src aligned with line i of tgt. Paths are
 // relative to the current directory.
 struct DataConfig {
-  std::vector<CorpusConfig> train;  // several corpora with weights ...
+  std::vector<CorpusConfig> train;   // several corpora with weights ...
   std::string train_src, train_tgt;  // ... or one, as a shorthand
   std::string valid_src, valid_tgt;
   std::string test_src, test_tgt;
@@ -169,9 +169,15 @@ struct TrainConfig {
   double weight_decay = 0.0;  // decoupled (AdamW)
   double clip_norm = 1.0;     // global gradient norm limit; 0 = off
   double label_smoothing = 0.1;
-  int log_every = 100;                // steps
-  int valid_every = 1000;             // steps
-  int save_every = 1000;              // steps
+  int log_every = 100;     // steps
+  int valid_every = 1000;  // steps
+  int save_every = 1000;   // steps
+  // checkpoint.step-STEP.safetensors kept at each save_every (the newest N, for attn-average);
+  // 0 = none.
+  int keep_checkpoints = 0;
+  // Exponential moving average of the weights, ema = d * ema + (1 - d) * weights after every
+  // update; when on, validation and checkpoint.best use it. 0 = off.
+  double ema_decay = 0.0;
   std::string valid_metric = "bleu";  // "bleu" | "chrf" | "loss": selects the best checkpoint
   int patience = 0;                   // validations without improvement before stopping; 0 = never
   int max_nonfinite_steps = 10;       // consecutive NaN/Inf losses (steps skipped) before aborting
@@ -199,6 +205,8 @@ struct TrainConfig {
     v("log_every", log_every);
     v("valid_every", valid_every);
     v("save_every", save_every);
+    v("keep_checkpoints", keep_checkpoints);
+    v("ema_decay", ema_decay);
     v("valid_metric", valid_metric);
     v("patience", patience);
     v("max_nonfinite_steps", max_nonfinite_steps);

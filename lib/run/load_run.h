@@ -11,8 +11,9 @@
 
 namespace attn::run {
 
-// A run's config, vocabularies and model with the best (or, failing that, the last)
-// checkpoint's parameters.
+// A run's config, vocabularies and model with the parameters of `checkpoint` when given (any
+// checkpoint of the run's model, e.g. attn-average's), else of the best (or, failing that, the
+// last) checkpoint.
 struct LoadedRun {
   io::Config config;
   RunPaths paths;
@@ -23,6 +24,6 @@ struct LoadedRun {
 
 // Reads without writing or locking (every run file is replaced atomically); checks the
 // vocabulary against its record and the checkpoint's, and the checkpoint's data checksum.
-LoadedRun load_run(const std::string& dir);
+LoadedRun load_run(const std::string& dir, const std::string& checkpoint = "");
 
 }  // namespace attn::run

@@ -1,5 +1,6 @@
 #include "run/run_files.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -25,6 +26,33 @@ RunPaths run_paths(const std::string& dir, bool joint_vocab) {
   paths.last_checkpoint = (root / "checkpoint.last.safetensors").string();
   paths.log = (root / "train.log.jsonl").string();
   paths.lock = (root / "train.lock").string();
+  return paths;
+}
+
+namespace {
+constexpr const char* kStepPrefix = "checkpoint.step-";
+constexpr const char* kStepSuffix = ".safetensors";
+}  // namespace
+
+std::string step_checkpoint_path(const std::string& dir, int64_t step) {
+  return (fs::path(dir) / (kStepPrefix + std::to_string(step) + kStepSuffix)).string();
+}
+
+std::vector<std::string> step_checkpoints(const std::string& dir) {
+  std::vector<std::pair<int64_t, std::string>> found;
+  const std::string prefix = kStepPrefix, suffix = kStepSuffix;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() <= prefix.size() + suffix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+    if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 18) continue;
+    found.emplace_back(std::stoll(digits), entry.path().string());
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> paths;
+  for (auto& [step, path] : found) paths.push_back(std::move(path));
   return paths;
 }
 

@@ -9,12 +9,15 @@
 //   vocab.sha256                      the vocabulary's SHA-256, as sha256sum writes it
 //   checkpoint.best.safetensors       best by train.valid_metric
 //   checkpoint.last.safetensors       latest, with optimizer and training state (for --resume)
+//   checkpoint.step-STEP.safetensors  the newest train.keep_checkpoints saves, parameters only
 //   train.log.jsonl                   one JSON object per log line
 //   train.lock                        locked (flock) by the attn-train using the directory; its PID
 //   previous-run-YYYYMMDD-HHMMSS/     an earlier run, moved aside by attn-train --restart
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "data/vocab.h"
 
@@ -33,6 +36,12 @@ struct RunPaths {
 };
 
 RunPaths run_paths(const std::string& dir, bool joint_vocab);
+
+// checkpoint.step-STEP.safetensors in `dir`.
+std::string step_checkpoint_path(const std::string& dir, int64_t step);
+
+// The checkpoint.step-STEP.safetensors files of `dir`, oldest step first.
+std::vector<std::string> step_checkpoints(const std::string& dir);
 
 // Vocabulary file name (in the run directory, e.g. "spm.model") -> its SHA-256 in hex.
 using VocabDigests = std::map<std::string, std::string>;

@@ -13,6 +13,7 @@
 #include "dnnl/context.h"
 #include "io/checkpoint.h"
 #include "models/model_factory.h"
+#include "optim/ema.h"
 #include "train/input_files.h"
 #include "train/progress_log.h"
 #include "train/run_directory.h"
@@ -42,6 +43,26 @@ struct Window {
   Clock::time_point start = Clock::now();
 };
 
+// The checkpoint.last tensor that holds the moving average of the weights (train.ema_decay).
+constexpr const char* kEmaTensor = "ema";
+
+// While it lives, the store holds the moving average of the weights (if there is one) and the
+// average the weights; both are restored when it goes out of scope, exactly.
+class EmaWeights {
+ public:
+  explicit EmaWeights(optim::Ema* ema) : ema_(ema) {
+    if (ema_) ema_->swap_with_store();
+  }
+  ~EmaWeights() {
+    if (ema_) ema_->swap_with_store();
+  }
+  EmaWeights(const EmaWeights&) = delete;
+  EmaWeights& operator=(const EmaWeights&) = delete;
+
+ private:
+  optim::Ema* ema_;
+};
+
 class TrainingRun {
  public:
   TrainingRun(const io::Config& config, const TrainOptions& options, StartMode mode);
@@ -57,6 +78,7 @@ class TrainingRun {
   void report(const StepStats& stats);
   bool validate();  // returns false when patience ran out
   void save(bool best);
+  void save_step_checkpoint(const io::CheckpointExtras& extras);
   bool limit_reached() const;
   double elapsed() const { return state_.elapsed_seconds + seconds_since(session_start_); }
   Rng dropout_rng_for(int64_t step) const;
@@ -70,6 +92,7 @@ class TrainingRun {
   std::unique_ptr<data::TrainingStream> stream_;
   std::unique_ptr<models::Seq2SeqModel> model_;
   std::unique_ptr<TrainStep> step_;
+  std::unique_ptr<optim::Ema> ema_;  // train.ema_decay > 0
   std::unique_ptr<Validator> validator_;
   std::unique_ptr<ProgressLog> log_;
   TrainState state_;  // state_.data: the stream's position after the last step taken
@@ -117,9 +140,10 @@ std::unique_ptr<data::TrainingStream> make_stream(const io::Config& config, cons
 // A checkpoint from before streaming data knows only its epoch: continue at that epoch's start.
 data::StreamPosition position_to_resume(const data::StreamPosition& saved, size_t corpora) {
   if (!saved.start.empty()) return saved;
-  spdlog::warn("the checkpoint predates streaming data: training continues at the start of epoch {}, with other "
-               "batches than the interrupted run would have seen",
-               saved.epoch);
+  spdlog::warn(
+      "the checkpoint predates streaming data: training continues at the start of epoch {}, with other "
+      "batches than the interrupted run would have seen",
+      saved.epoch);
   data::StreamPosition position;
   position.epoch = saved.epoch;
   position.start.assign(corpora, data::CorpusPosition{{}, saved.epoch - 1});
@@ -137,6 +161,8 @@ TrainingRun::TrainingRun(const io::Config& config, const TrainOptions& options, 
   stream_ = make_stream(config, vocab_);
   model_ = models::make_model(config, {vocab_.source.size(), vocab_.target.size()});
   step_ = std::make_unique<TrainStep>(*model_, config);
+  if (config.train.ema_decay > 0)
+    ema_ = std::make_unique<optim::Ema>(model_->parameters(), float(config.train.ema_decay));
   if (world_.is_root()) {
     validator_ = std::make_unique<Validator>(config, vocab_);
     log_ = std::make_unique<ProgressLog>(paths_.log);
@@ -158,6 +184,15 @@ void TrainingRun::load_resume_state() {
   io::load_parameters(checkpoint, model_->parameters());
   io::load_extra(checkpoint, "optimizer.m", step_->adam().first_moment());
   io::load_extra(checkpoint, "optimizer.v", step_->adam().second_moment());
+  if (ema_) {
+    if (checkpoint.extras.count(kEmaTensor)) {
+      io::load_extra(checkpoint, kEmaTensor, ema_->average());
+    } else {
+      spdlog::warn("{} has no moving average of the weights (train.ema_decay was 0): it starts from the weights now",
+                   paths_.last_checkpoint);
+      ema_ = std::make_unique<optim::Ema>(model_->parameters(), float(config_.train.ema_decay));
+    }
+  }
   state_ = train_state_of(checkpoint);
   spdlog::info("resumed from {} at step {} (epoch {})", paths_.last_checkpoint, state_.step, state_.data.epoch);
 }
@@ -169,8 +204,9 @@ void TrainingRun::synchronize_ranks() {
   if (world_.size() == 1) return;
   ParameterStore& parameters = model_->parameters();
   world_.broadcast(parameters.values(), int64_t(parameters.size() * sizeof(float)), 0);
-  for (Tensor moment : {step_->adam().first_moment(), step_->adam().second_moment()})
-    world_.broadcast(moment.data(), moment.numel() * int64_t(sizeof(float)), 0);
+  std::vector<Tensor> tensors = {step_->adam().first_moment(), step_->adam().second_moment()};
+  if (ema_) tensors.push_back(ema_->average());
+  for (Tensor tensor : tensors) world_.broadcast(tensor.data(), tensor.numel() * int64_t(sizeof(float)), 0);
   nlohmann::json state = nlohmann::json::parse(world_.broadcast_string(state_.to_json().dump()));
   state_ = TrainState::from_json(state);
 }
@@ -204,9 +240,10 @@ std::vector<data::Batch> TrainingRun::next_group() {
   } catch (const Error& error) {
     if (!world_.is_root() || state_.step == 0) throw;
     save(false);
-    throw Error(fmt::format("step {}: {}. The run stopped; {} holds every step so far: fix the files, then continue "
-                            "with attn-train --config ... --resume",
-                            state_.step, error.what(), paths_.last_checkpoint));
+    throw Error(
+        fmt::format("step {}: {}. The run stopped; {} holds every step so far: fix the files, then continue "
+                    "with attn-train --config ... --resume",
+                    state_.step, error.what(), paths_.last_checkpoint));
   }
   return group;
 }
@@ -225,6 +262,7 @@ StepStats TrainingRun::train_step() {
   sum_over_ranks(stats);
   if (options_.after_backward) options_.after_backward(state_.step + 1, model_->parameters());
   step_->update(stats, state_.step + 1);
+  if (ema_ && stats.finite) ema_->update();  // a skipped step changed no weight
   state_.data = stream_->position();
   return stats;
 }
@@ -286,6 +324,7 @@ void TrainingRun::report(const StepStats& stats) {
 
 bool TrainingRun::validate() {
   log_pairs_seen();
+  EmaWeights ema_weights(ema_.get());  // validated and saved as checkpoint.best when on
   ValidationResult result = validator_->run(*model_);
   double metric = result.metric(config_.train.valid_metric);
   bool improved = std::isnan(state_.best_metric) || metric > state_.best_metric;
@@ -319,6 +358,7 @@ void TrainingRun::save(bool best) {
     extras.metadata["train_state"] = saved.to_json().dump();
     extras.tensors["optimizer.m"] = step_->adam().first_moment();
     extras.tensors["optimizer.v"] = step_->adam().second_moment();
+    if (ema_) extras.tensors[kEmaTensor] = ema_->average();
   }
   try {
     io::save_checkpoint(path, model_->parameters(), extras);
@@ -328,6 +368,22 @@ void TrainingRun::save(bool best) {
         "step {}: saving the checkpoint failed: {}. {}", state_.step, error.what(),
         fs::exists(path) ? "The previous " + path + " is unchanged." : std::string("No checkpoint was saved.")));
   }
+  if (!best && config_.train.keep_checkpoints > 0) save_step_checkpoint(extras);
+}
+
+// checkpoint.step-STEP.safetensors beside checkpoint.last: the weights validation uses (the
+// moving average when on), without optimizer state; then only the newest keep_checkpoints stay.
+void TrainingRun::save_step_checkpoint(const io::CheckpointExtras& last_extras) {
+  io::CheckpointExtras extras;
+  extras.metadata["config"] = last_extras.metadata.at("config");
+  extras.metadata[run::kVocabDigestsKey] = last_extras.metadata.at(run::kVocabDigestsKey);
+  {
+    EmaWeights ema_weights(ema_.get());
+    io::save_checkpoint(run::step_checkpoint_path(paths_.dir, state_.step), model_->parameters(), extras);
+  }
+  std::vector<std::string> kept = run::step_checkpoints(paths_.dir);
+  const size_t keep = size_t(config_.train.keep_checkpoints);
+  for (size_t i = 0; i + keep < kept.size(); ++i) fs::remove(kept[i]);
 }
 
 bool TrainingRun::limit_reached() const {

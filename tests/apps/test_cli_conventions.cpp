@@ -20,8 +20,8 @@ using nlohmann::json;
 
 namespace {
 
-const std::vector<std::string> kPrograms = {"attn-train",    "attn-translate",      "attn-score",
-                                            "attn-tokenize", "attn-dump-attention", "attn-bench"};
+const std::vector<std::string> kPrograms = {"attn-train",          "attn-translate", "attn-score",  "attn-tokenize",
+                                            "attn-dump-attention", "attn-bench",     "attn-average"};
 
 // Runs a shell command; its standard output, or nothing when it fails.
 std::optional<std::string> shell_output(const TempDir& dir, const std::string& command) {
@@ -114,6 +114,7 @@ TEST_CASE("numeric flags that make no sense are errors that name the flag", "[cl
       {"attn-translate", "--nbest 0", "--nbest"},
       {"attn-translate", "--length-penalty -5", "--length-penalty"},
       {"attn-translate", "--threads 0", "--threads"},
+      {"attn-average", "--out a.safetensors --last 0", "--last"},
       {"attn-dump-attention", "--src s.txt --beam 0", "--beam"},
       {"attn-dump-attention", "--src s.txt --batch-size 0", "--batch-size"},
       {"attn-dump-attention", "--src s.txt --layer -1", "--layer"},

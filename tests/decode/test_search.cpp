@@ -1,7 +1,11 @@
+#include <algorithm>
 #include <cmath>
+#include <numeric>
+#include <set>
 
 #include <catch2/catch.hpp>
 
+#include "core/rng.h"
 #include "data/vocab.h"
 #include "decode/search.h"
 #include "decode/translator.h"
@@ -144,4 +148,94 @@ TEST_CASE("greedy and beam search give the same result for a batch as for each s
       CHECK(beam_alone[0][i].score == Approx(beam[s][i].score).margin(1e-4));
     }
   }
+}
+
+namespace {
+
+decode::SearchOptions sampling_options(uint64_t seed, float temperature = 1.f, int top_k = 0, float top_p = 1.f) {
+  decode::SearchOptions options = options_with_beam(1);
+  options.sampling.enabled = true;
+  options.sampling.seed = seed;
+  options.sampling.temperature = temperature;
+  options.sampling.top_k = top_k;
+  options.sampling.top_p = top_p;
+  return options;
+}
+
+std::vector<std::vector<int32_t>> tokens_of(const std::vector<decode::Hypothesis>& hypotheses) {
+  std::vector<std::vector<int32_t>> tokens;
+  for (const auto& hypothesis : hypotheses) tokens.push_back(hypothesis.tokens);
+  return tokens;
+}
+
+const std::vector<uint64_t> kStreams = {1, 2, 3, 4};  // one per kSources sentence
+
+// log(0.5), log(0.3), log(0.2): three tokens with known probabilities.
+const std::vector<float> kThree = {std::log(0.5f), std::log(0.3f), std::log(0.2f)};
+
+}  // namespace
+
+TEST_CASE("sampling with the same seed repeats - whatever the batch - and another seed differs",
+          "[decode][search][sampling]") {
+  auto model = search_model();
+  data::Batch batch = batch_of_sources(kSources);
+  const auto first = tokens_of(decode::sample_search(*model, batch, sampling_options(7, 2.f), kStreams));
+  CHECK(tokens_of(decode::sample_search(*model, batch, sampling_options(7, 2.f), kStreams)) == first);
+  CHECK(tokens_of(decode::sample_search(*model, batch, sampling_options(8, 2.f), kStreams)) != first);
+  for (size_t s = 0; s < kSources.size(); ++s) {
+    INFO("sentence " << s);
+    auto alone =
+        decode::sample_search(*model, batch_of_sources({kSources[s]}), sampling_options(7, 2.f), {kStreams[s]});
+    CHECK(alone[0].tokens == first[s]);
+  }
+}
+
+TEST_CASE("sampling with top-k 1 is greedy search", "[decode][search][sampling]") {
+  auto model = search_model();
+  data::Batch batch = batch_of_sources(kSources);
+  auto greedy = decode::greedy_search(*model, batch, options_with_beam(1));
+  auto sampled = decode::sample_search(*model, batch, sampling_options(3, 5.f, 1), kStreams);
+  CHECK(tokens_of(sampled) == tokens_of(greedy));
+  for (size_t s = 0; s < kSources.size(); ++s) CHECK(sampled[s].log_prob == greedy[s].log_prob);
+}
+
+TEST_CASE("top-k sampling never emits a token outside the k best", "[decode][search][sampling]") {
+  Rng rng(11);
+  std::vector<float> row(50);
+  for (float& value : row) value = rng.normal();
+  std::vector<int32_t> order(row.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return row[a] > row[b]; });
+  const std::set<int32_t> best(order.begin(), order.begin() + 5);
+  decode::SamplingOptions sampling;
+  sampling.top_k = 5;
+  sampling.temperature = 10.f;  // nearly uniform: the other 45 tokens would be drawn often
+  std::set<int32_t> drawn;
+  for (int i = 0; i < 2000; ++i)
+    drawn.insert(decode::sample_token(row.data(), int64_t(row.size()), sampling, rng.uniform()));
+  CHECK(drawn == best);  // every one of the k best, and nothing else
+}
+
+TEST_CASE("sampling draws from softmax of log-probabilities over the temperature - cut by top-p",
+          "[decode][search][sampling]") {
+  decode::SamplingOptions sampling;
+  // Temperature 1: the probabilities 0.5, 0.3, 0.2 as they are.
+  CHECK(decode::sample_token(kThree.data(), 3, sampling, 0.49f) == 0);
+  CHECK(decode::sample_token(kThree.data(), 3, sampling, 0.51f) == 1);
+  CHECK(decode::sample_token(kThree.data(), 3, sampling, 0.81f) == 2);
+  CHECK(decode::sample_token(kThree.data(), 3, sampling, 0.9999f) == 2);
+  // Temperature 2: proportional to sqrt(p): 0.4155, 0.3218, 0.2628 (at 1, 0.45 would pick 0).
+  sampling.temperature = 2.f;
+  CHECK(decode::sample_token(kThree.data(), 3, sampling, 0.40f) == 0);
+  CHECK(decode::sample_token(kThree.data(), 3, sampling, 0.45f) == 1);
+  CHECK(decode::sample_token(kThree.data(), 3, sampling, 0.75f) == 2);
+  // Top-p 0.6 keeps 0.5 + 0.3, renormalised to 0.625, 0.375: token 2 never comes.
+  sampling.temperature = 1.f;
+  sampling.top_p = 0.6f;
+  CHECK(decode::sample_token(kThree.data(), 3, sampling, 0.6f) == 0);
+  CHECK(decode::sample_token(kThree.data(), 3, sampling, 0.65f) == 1);
+  CHECK(decode::sample_token(kThree.data(), 3, sampling, 0.9999f) == 1);
+  // Top-p 0.45 keeps the most likely token alone.
+  sampling.top_p = 0.45f;
+  CHECK(decode::sample_token(kThree.data(), 3, sampling, 0.9999f) == 0);
 }

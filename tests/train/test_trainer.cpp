@@ -11,12 +11,15 @@
 
 #include "data/data_fixtures.h"
 #include "io/checkpoint.h"
+#include "models/model_factory.h"
+#include "optim/ema.h"
+#include "run/run_files.h"
 #include "train/train_fixtures.h"
 #include "train/trainer.h"
 
 using namespace attn;
-using attn::testing::TinyRun;
 using attn::testing::error_of_training;
+using attn::testing::TinyRun;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
@@ -178,9 +181,11 @@ TEST_CASE("a resumed run (--resume) reaches the parameters and optimizer state o
   // One thread, dropout on (model and attention), a skipped step before the interruption.
   // The corpus (48 pairs) fits one window, or streams through windows of 1, 2, 4, 8 and then 16
   // pairs, so that the run stops in the middle of the file and of a window.
+  // With train.ema_decay, the moving average of the weights is one more extra tensor.
   const int64_t buffer_pairs = GENERATE(int64_t(1000000), int64_t(16));
-  INFO("data.buffer_pairs " << buffer_pairs);
-  const json train = {{"max_steps", 12}, {"save_every", 3}};
+  const double ema_decay = GENERATE(0.0, 0.75);
+  INFO("data.buffer_pairs " << buffer_pairs << ", train.ema_decay " << ema_decay);
+  const json train = {{"max_steps", 12}, {"save_every", 3}, {"ema_decay", ema_decay}};
   TinyRun straight(train), interrupted(train);
   straight.config.data.buffer_pairs = interrupted.config.data.buffer_pairs = buffer_pairs;
   train::train(straight.config, poison_steps(4, 4));
@@ -196,7 +201,8 @@ TEST_CASE("a resumed run (--resume) reaches the parameters and optimizer state o
   io::Checkpoint a = io::load_checkpoint(straight.last_checkpoint());
   io::Checkpoint b = io::load_checkpoint(interrupted.last_checkpoint());
   check_identical(a.parameters, b.parameters);
-  check_identical(a.extras, b.extras);  // Adam's moments
+  check_identical(a.extras, b.extras);  // Adam's moments, and the moving average when on
+  CHECK(b.extras.count("ema") == (ema_decay > 0 ? 1 : 0));
   train::TrainState sa = straight.last_state(), sb = interrupted.last_state();
   CHECK(sa.step == 12);
   CHECK(sb.step == 12);
@@ -252,13 +258,57 @@ TEST_CASE("data.train trains on weighted corpora and logs the pairs seen per cor
 }
 
 TEST_CASE("a train_state from before streaming data keeps its epoch and has no file offsets", "[train][resume]") {
-  const json old = {{"step", 900},           {"optimizer_steps", 900}, {"epoch", 3},
-                    {"batch_in_epoch", 12},  {"best_metric", nullptr}, {"best_step", 0},
-                    {"validations_without_improvement", 0}, {"nonfinite_in_a_row", 0}, {"skipped_steps", 0},
-                    {"target_tokens", 5000}, {"elapsed_seconds", 10.0}};
+  const json old = {{"step", 900},
+                    {"optimizer_steps", 900},
+                    {"epoch", 3},
+                    {"batch_in_epoch", 12},
+                    {"best_metric", nullptr},
+                    {"best_step", 0},
+                    {"validations_without_improvement", 0},
+                    {"nonfinite_in_a_row", 0},
+                    {"skipped_steps", 0},
+                    {"target_tokens", 5000},
+                    {"elapsed_seconds", 10.0}};
   const train::TrainState state = train::TrainState::from_json(old);
   CHECK(state.data.epoch == 3);
   CHECK(state.data.start.empty());  // the trainer then starts epoch 3 from the files' beginning
   const train::TrainState again = train::TrainState::from_json(state.to_json());
   CHECK(again.to_json() == state.to_json());
+}
+
+TEST_CASE("with train.ema_decay checkpoint.best holds the moving average and checkpoint.last the weights and it",
+          "[train][ema]") {
+  // One validation (step 4): its checkpoint.best and the final checkpoint.last are of one step.
+  TinyRun run({{"max_steps", 4}, {"valid_every", 4}, {"save_every", 1000}, {"ema_decay", 0.5}});
+  train::train(run.config, {});
+  io::Checkpoint last = io::load_checkpoint(run.last_checkpoint());
+  io::Checkpoint best = io::load_checkpoint(run.best_checkpoint());
+  REQUIRE(last.extras.count("ema") == 1);
+  CHECK(best.extras.empty());
+  CHECK(values_of(best) != values_of(last));  // the average trails the weights
+
+  // The weights of checkpoint.last with its average swapped in are checkpoint.best's.
+  int64_t vocab_size = 0;  // the tiny joint vocabulary's, the rows of the (shared) embedding
+  for (const auto& [name, tensor] : last.parameters)
+    if (name.find("embedding") != std::string::npos) vocab_size = tensor.dim(0);
+  auto model = models::make_model(run.config, {vocab_size, vocab_size});
+  io::load_parameters(last, model->parameters());
+  optim::Ema ema(model->parameters(), 0.5f);
+  io::load_extra(last, "ema", ema.average());
+  ema.swap_with_store();
+  CHECK(values_of(model->parameters()) == values_of(best));
+}
+
+TEST_CASE("train.keep_checkpoints keeps the newest N step checkpoints - the parameters without optimizer state",
+          "[train][average]") {
+  TinyRun run({{"max_steps", 10}, {"save_every", 2}, {"keep_checkpoints", 3}, {"valid_every", 1000}});
+  train::train(run.config, {});
+  std::vector<std::string> names;
+  for (const std::string& path : run::step_checkpoints(run.run_dir)) names.push_back(fs::path(path).filename());
+  CHECK(names == std::vector<std::string>{"checkpoint.step-6.safetensors", "checkpoint.step-8.safetensors",
+                                          "checkpoint.step-10.safetensors"});
+  io::Checkpoint step10 = io::load_checkpoint(run.run_dir + "/checkpoint.step-10.safetensors");
+  CHECK(step10.extras.empty());
+  CHECK(step10.metadata.count(run::kVocabDigestsKey) == 1);
+  CHECK(values_of(step10) == values_of(io::load_checkpoint(run.last_checkpoint())));
 }
