@@ -1,7 +1,9 @@
 #include "train/stop_signal.h"
 
-#include <csignal>
 #include <cstdlib>
+#include <mutex>
+#include <pthread.h>
+#include <thread>
 #include <unistd.h>
 
 namespace attn::train {
@@ -15,7 +17,34 @@ void on_signal(int signal_number) {
   stop_flag = 1;
 }
 
+sigset_t stop_signals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  return signals;
+}
+
+// The one thread with the stop signals unblocked, so the kernel delivers them here (it picks a
+// thread that does not block them). It runs no oneDNN code: its stack pointer is its stack.
+void start_catching_thread() {
+  std::thread([] {
+    const sigset_t signals = stop_signals();
+    pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
+    while (true) pause();  // returns after each handled signal
+  }).detach();
+}
+
 }  // namespace
+
+StopSignalRouting::StopSignalRouting() {
+  static std::once_flag started;
+  const sigset_t signals = stop_signals();
+  pthread_sigmask(SIG_BLOCK, &signals, &previous_mask_);
+  std::call_once(started, start_catching_thread);
+}
+
+StopSignalRouting::~StopSignalRouting() { pthread_sigmask(SIG_SETMASK, &previous_mask_, nullptr); }
 
 void install_stop_handlers() {
   struct sigaction action {};

@@ -1,7 +1,33 @@
 #pragma once
 // SIGINT/SIGTERM during training: the handler only sets a flag; the trainer finishes the step
 // it is in, saves a checkpoint and exits cleanly. A second signal exits at once.
+//
+// Where a signal is caught matters. The kernel writes a handler's frame (a kilobyte or more) just
+// below the stack pointer of the thread it interrupts, and oneDNN 2.6's AVX gemm kernel
+// (jit_avx_gemm_f32, which f32 matmuls run on AVX2 machines) moves its stack pointer into a heap
+// buffer: a signal caught there writes over the heap, and glibc aborts later ("corrupted size
+// vs. prev_size while consolidating"; oneDNN issue 4845, fixed upstream in 2026). So while a
+// StopSignalRouting lives, the stop signals are blocked in every thread that computes and are
+// caught on a thread of their own that does nothing else.
+#include <csignal>
+
 namespace attn::train {
+
+// Blocks SIGINT and SIGTERM in this thread, and so in every thread it starts from now on
+// (OpenMP's, the data stream's), and starts (once per process) the thread that catches them.
+// Make it before the first other thread starts. Until install_stop_handlers() a stop signal
+// keeps its default action: the process ends at once. The destructor restores this thread's
+// mask (tests train in-process; programs they start would inherit it).
+class StopSignalRouting {
+ public:
+  StopSignalRouting();
+  ~StopSignalRouting();
+  StopSignalRouting(const StopSignalRouting&) = delete;
+  StopSignalRouting& operator=(const StopSignalRouting&) = delete;
+
+ private:
+  sigset_t previous_mask_;
+};
 
 void install_stop_handlers();
 bool stop_requested();

@@ -439,6 +439,8 @@ void TrainingRun::run() {
 }  // namespace
 
 void train(const io::Config& config, const TrainOptions& options) {
+  // First, before any other thread starts: every thread of the run inherits the mask.
+  const StopSignalRouting stop_signals;
   if (!dist::world().is_root()) spdlog::set_level(spdlog::level::err);  // rank 0 speaks for the run
   const StartMode mode = start_mode(options);
   check_can_start(run::run_paths(config.output_dir, config.vocab.joint), mode);
