@@ -347,3 +347,10 @@ TEST_CASE("data.train lists weighted corpora - data.train_src/train_tgt stay a s
              Contains("data.train and data.train_src/data.train_tgt exclude each other"));
   CHECK(error_of_json({{"data", {{"buffer_pairs", 0}}}}) == "data.buffer_pairs must be >= 1; got 0");
 }
+
+TEST_CASE("train.keep_checkpoints and train.ema_decay refuse values outside their ranges", "[io][config]") {
+  CHECK(error_of_json({{"train", {{"keep_checkpoints", -1}}}}) == "train.keep_checkpoints must be >= 0; got -1");
+  CHECK_THAT(error_of_json({{"train", {{"ema_decay", 1}}}}), Contains("train.ema_decay must be in [0, 1)"));
+  CHECK_THAT(error_of_json({{"train", {{"ema_decay", -0.5}}}}), Contains("train.ema_decay must be in [0, 1)"));
+  CHECK(error_of_json({{"train", {{"ema_decay", 0.999}}}}).empty());
+}
