@@ -1,6 +1,8 @@
 #pragma once
 // fast_exp: a branch-free expf that compilers vectorise inside `omp simd` loops (libm's expf
-// is a scalar call). Cephes' method: e^x = 2^n e^r with n = round(x / ln 2), r = x - n ln 2
+// is a scalar call). GCC vectorises it only with -fno-trapping-math (CMakeLists.txt): under its
+// default it may not evaluate a guarded float operation unconditionally, since that could raise
+// an FP exception nobody reads. Cephes' method: e^x = 2^n e^r with n = round(x / ln 2), r = x - n ln 2
 // (ln 2 split in two constants for precision), e^r by a degree-6 polynomial. Relative error
 // about 2e-7 over the f32 range.
 //
@@ -37,7 +39,18 @@ inline float fast_exp(float x) {
   int32_t bits = (n + 127) << 23;  // 2^n
   float two_n;
   std::memcpy(&two_n, &bits, sizeof two_n);
-  return x < kUnderflow ? 0.0f : (x != x ? x : er * two_n);
+  // x < kUnderflow ? 0 : (x is NaN ? x : er * two_n), as bit masks: GCC does not if-convert
+  // (so does not vectorise) the nested select of this function, whatever its spelling.
+  float product = er * two_n;
+  uint32_t product_bits, x_bits;
+  std::memcpy(&product_bits, &product, sizeof product_bits);
+  std::memcpy(&x_bits, &x, sizeof x_bits);
+  uint32_t keep_product = 0u - static_cast<uint32_t>(x >= kUnderflow);  // all ones or 0; NaN: 0
+  uint32_t keep_x = 0u - static_cast<uint32_t>(x != x);                  // NaN: all ones
+  uint32_t result_bits = (product_bits & keep_product) | (x_bits & keep_x);
+  float result;
+  std::memcpy(&result, &result_bits, sizeof result);
+  return result;
 }
 
 // The largest of x[0..n) (n >= 1). The plain comparison vectorises to vmaxps; std::fmax has
