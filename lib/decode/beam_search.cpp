@@ -1,8 +1,10 @@
-// Batched beam search. Every active sentence keeps K rows in the decoder state; each step
-// scores all K x V continuations, keeps the best 2K candidates, moves those ending in eos to
-// the sentence's finished list (ranked with the length penalty) and the best K others on as
-// the next beam. A sentence is done when it has K finished hypotheses or reaches its length
-// limit (then its live beams are finished as they are). Finished sentences leave the batch.
+// Batched beam search. Every active sentence keeps its live beams (1 at the first step, then
+// up to K) as rows of the decoder state, so no step computes a row that cannot be chosen. Each
+// step scores all continuations of the live beams, keeps the best 2K candidates, moves those
+// ending in eos to the sentence's finished list (ranked with the length penalty) and the best K
+// others on as the next beams. A sentence is done when it has K finished hypotheses or reaches
+// its length limit (then its live beams are finished as they are). Finished sentences leave the
+// batch.
 #include <algorithm>
 #include <limits>
 #include <numeric>
@@ -14,8 +16,6 @@ namespace attn::decode {
 
 namespace {
 
-constexpr float kNegativeInfinity = -std::numeric_limits<float>::infinity();
-
 struct Beam {
   std::vector<int32_t> tokens;
   float log_prob = 0.f;
@@ -24,7 +24,7 @@ struct Beam {
 struct SentenceSearch {
   int64_t index = 0;        // row of the source batch
   int64_t limit = 0;        // max output tokens
-  std::vector<Beam> beams;  // K live beams, in state-row order
+  std::vector<Beam> beams;  // 1 to K live beams, in state-row order
   std::vector<Hypothesis> finished;
 };
 
@@ -42,21 +42,30 @@ void finish(SentenceSearch& sentence, Beam beam, const SearchOptions& options) {
   sentence.finished.push_back(std::move(hypothesis));
 }
 
-// The best 2K continuations of one sentence's K beams; rows point into log-probs (K, V).
+// The best 2K continuations of one sentence's live beams, best first; rows point into
+// log-probs (beams, V). One pass over the K x V scores with a running threshold: almost every score falls
+// below the 2K-th best so far and costs one comparison, where sorting K x V candidates cost
+// most of a beam step. Ties keep the earlier (beam, token).
 std::vector<Candidate> best_candidates(const SentenceSearch& sentence, const float* log_probs, int64_t width, int k) {
-  std::vector<Candidate> candidates;
-  candidates.reserve(sentence.beams.size() * width);
+  const size_t keep = size_t(2 * k);
+  std::vector<Candidate> best;
+  best.reserve(keep + 1);
+  float threshold = -std::numeric_limits<float>::infinity();  // the score to beat once `best` is full
   for (size_t b = 0; b < sentence.beams.size(); ++b) {
     float base = sentence.beams[b].log_prob;
-    if (base == kNegativeInfinity) continue;
     const float* row = log_probs + b * width;
-    for (int64_t v = 0; v < width; ++v) candidates.push_back({base + row[v], int(b), int32_t(v)});
+    for (int64_t v = 0; v < width; ++v) {
+      float score = base + row[v];
+      if (best.size() == keep && !(score > threshold)) continue;
+      Candidate candidate{score, int(b), int32_t(v)};
+      auto position = std::upper_bound(best.begin(), best.end(), candidate,
+                                       [](const Candidate& a, const Candidate& c) { return a.log_prob > c.log_prob; });
+      best.insert(position, candidate);
+      if (best.size() > keep) best.pop_back();
+      if (best.size() == keep) threshold = best.back().log_prob;
+    }
   }
-  size_t keep = std::min(candidates.size(), size_t(2 * k));
-  std::partial_sort(candidates.begin(), candidates.begin() + keep, candidates.end(),
-                    [](const Candidate& a, const Candidate& b) { return a.log_prob > b.log_prob; });
-  candidates.resize(keep);
-  return candidates;
+  return best;
 }
 
 // Advances one sentence by one token. Returns the origin beam of each new live beam.
@@ -107,52 +116,46 @@ std::vector<std::vector<Hypothesis>> beam_search(const models::Seq2SeqModel& mod
   NoGradScope no_grad(tape);
   layers::RunContext ctx{tape};
   std::unique_ptr<models::DecoderState> state = model.start(ctx, source);
-  const int k = options.beam;
 
-  // Every sentence starts with K rows: one real beam and K-1 that cannot be chosen yet, so the
-  // first step does not fill the beam with K copies of the same hypothesis.
+  // Every sentence starts with one beam (its source row once): K copies of it would only
+  // fill the first step's candidates with K equal continuations.
   std::vector<SentenceSearch> active(source.size);
-  std::vector<int64_t> rows;
   for (int64_t b = 0; b < source.size; ++b) {
     active[b].index = b;
     active[b].limit = max_output_length(source.src_lengths[b], options);
-    active[b].beams.assign(k, Beam{{}, kNegativeInfinity});
-    active[b].beams[0].log_prob = 0.f;
-    for (int i = 0; i < k; ++i) rows.push_back(b);
+    active[b].beams.push_back(Beam{{}, 0.f});
   }
-  state->select_rows(rows);
-  std::vector<int32_t> previous(rows.size(), options.bos_id);
+  std::vector<int32_t> previous(source.size, options.bos_id);
 
   std::vector<std::vector<Hypothesis>> result(source.size);
+  std::vector<SentenceSearch> still_active;
+  std::vector<int64_t> keep_rows;
+  std::vector<int32_t> next;
   while (!active.empty()) {
-    Tensor logits = model.step(ctx, *state, previous);  // (R, V), R = K x active
+    Tensor logits = model.step(ctx, *state, previous);  // (R, V), R = live beams of all sentences
     ops::log_softmax_rows_in_place(logits);
     int64_t width = logits.dim(1);
-    std::vector<SentenceSearch> still_active;
-    std::vector<int64_t> keep_rows;
-    std::vector<int32_t> next;
-    for (size_t s = 0; s < active.size(); ++s) {
-      SentenceSearch& sentence = active[s];
-      std::vector<int> origins = advance(sentence, logits.data() + s * k * width, width, options);
+    still_active.clear();
+    keep_rows.clear();
+    next.clear();
+    int64_t first_row = 0;  // of the sentence in `logits`
+    for (SentenceSearch& sentence : active) {
+      int64_t rows = int64_t(sentence.beams.size());
+      std::vector<int> origins = advance(sentence, logits.data() + first_row * width, width, options);
       if (sentence_done(sentence, options)) {
         result[sentence.index] = nbest(sentence, options.nbest);
-        continue;
+      } else {
+        for (size_t b = 0; b < sentence.beams.size(); ++b) {
+          keep_rows.push_back(first_row + origins[b]);
+          next.push_back(sentence.beams[b].tokens.back());
+        }
+        still_active.push_back(std::move(sentence));
       }
-      for (size_t b = 0; b < sentence.beams.size(); ++b) {
-        keep_rows.push_back(int64_t(s) * k + origins[b]);
-        next.push_back(sentence.beams[b].tokens.back());
-      }
-      // Fewer than K live beams (a tiny vocabulary): pad with unselectable copies.
-      while (int64_t(sentence.beams.size()) < k) {
-        sentence.beams.push_back(Beam{sentence.beams.front().tokens, kNegativeInfinity});
-        keep_rows.push_back(int64_t(s) * k + origins[0]);
-        next.push_back(sentence.beams.front().tokens.back());
-      }
-      still_active.push_back(std::move(sentence));
+      first_row += rows;
     }
     if (!still_active.empty()) state->select_rows(keep_rows);
-    active = std::move(still_active);
-    previous = std::move(next);
+    std::swap(active, still_active);
+    std::swap(previous, next);
   }
   return result;
 }

@@ -11,6 +11,7 @@
 #include "decode/translator.h"
 #include "grad_check.h"
 #include "models/tiny_models.h"
+#include "ops/log_softmax.h"
 
 using namespace attn;
 
@@ -101,6 +102,49 @@ TEST_CASE("beam search returns nbest hypotheses sorted by score - each finished"
     }
   }
   CHECK(eos_endings >= 4);
+}
+
+namespace {
+
+// Log-probabilities (V) of every continuation of `prefix` (bos first) for one source sentence.
+std::vector<float> next_log_probs(const models::Seq2SeqModel& model, const std::vector<int32_t>& source,
+                                  const std::vector<int32_t>& prefix) {
+  Tape tape;
+  NoGradScope no_grad(tape);
+  layers::RunContext ctx{tape};
+  auto state = model.start(ctx, batch_of_sources({source}));
+  Tensor logits;
+  for (int32_t token : prefix) logits = model.step(ctx, *state, {token});
+  ops::log_softmax_rows_in_place(logits);
+  return logits.to_vector();
+}
+
+}  // namespace
+
+TEST_CASE("beam search wider than the vocabulary finds the best output of two tokens", "[decode][search]") {
+  // With K >= V nothing is pruned before the length limit of 2, so the search must return the
+  // best of all V x V outputs (and of eos alone): checked against the enumeration of all of them.
+  auto model = search_model();
+  const int32_t vocab = int32_t(attn::testing::kTinyVocab);
+  decode::SearchOptions options = options_with_beam(vocab);
+  options.length_penalty = 0.f;  // scores are log-probabilities
+  options.max_len_ratio = 0.f;
+  options.max_len_extra = 2;
+  for (const auto& source : kSources) {
+    std::vector<float> first = next_log_probs(*model, source, {data::kBosId});
+    std::vector<int32_t> best_tokens = {data::kEosId};
+    float best = first[data::kEosId];
+    for (int32_t t1 = 0; t1 < vocab; ++t1) {
+      if (t1 == data::kEosId) continue;
+      std::vector<float> second = next_log_probs(*model, source, {data::kBosId, t1});
+      for (int32_t t2 = 0; t2 < vocab; ++t2)
+        if (first[t1] + second[t2] > best) best = first[t1] + second[t2], best_tokens = {t1, t2};
+    }
+    auto found = decode::beam_search(*model, batch_of_sources({source}), options);
+    REQUIRE(found.size() == 1);
+    CHECK(found[0][0].tokens == best_tokens);
+    CHECK(found[0][0].log_prob == Approx(best).margin(1e-4));
+  }
 }
 
 TEST_CASE("search never exceeds max_len_ratio * source length + max_len_extra", "[decode][search]") {
