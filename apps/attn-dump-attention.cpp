@@ -33,7 +33,8 @@ excluded on both sides (a token whose argmax is the source </s> gets no link).
 )";
 
 struct Flags {
-  std::string model_dir, checkpoint, src_path, tgt_path, out_path, kind;
+  std::vector<std::string> model_dirs;  // a vector only to refuse an ensemble clearly
+  std::string checkpoint, src_path, tgt_path, out_path, kind;
   int layer = 0, head = 0, beam = 1, batch_size = 0, threads = 0;
   bool average_heads = false, alignments = false;
   bool has_layer = false, has_head = false;
@@ -56,7 +57,10 @@ attn::decode::AttentionDumpOptions dump_options(const Flags& flags, const attn::
 }
 
 int dump(const Flags& flags) {
-  attn::run::LoadedRun run = attn::run::load_run(attn::apps::resolve_model_dir(flags.model_dir), flags.checkpoint);
+  ATTN_CHECK(flags.model_dirs.size() <= 1, "--model is given ", flags.model_dirs.size(),
+             " times: attn-dump-attention shows the attention of one model (ensembles are for attn-translate)");
+  const std::string model_flag = flags.model_dirs.empty() ? "" : flags.model_dirs.front();
+  attn::run::LoadedRun run = attn::run::load_run(attn::apps::resolve_model_dir(model_flag), flags.checkpoint);
   attn::dnn::set_num_threads(flags.threads > 0 ? flags.threads : run.config.train.threads);
   const std::vector<std::string> sources = attn::data::read_lines(flags.src_path);
   std::vector<std::string> targets;
@@ -103,7 +107,7 @@ int main(int argc, char** argv) {
   app.footer(kFooter);
   using attn::apps::at_least;
   Flags flags;
-  app.add_option("--model", flags.model_dir,
+  app.add_option("--model", flags.model_dirs,
                  "run directory (default: $ATTN_MODEL, else configs/en-it.json's output_dir, else runs/en-it)");
   app.add_option("--checkpoint", flags.checkpoint, attn::apps::kCheckpointHelp);
   app.add_option("--src", flags.src_path, "source text, one sentence per line")->required();

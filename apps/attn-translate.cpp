@@ -2,6 +2,8 @@
 //   attn-translate --model runs/en-it [--beam 5] [--batch-size 32] [--nbest N] < input.txt > output.txt
 //   attn-translate --model runs/en-it --subset test --output test.hyp    (the config's data.test_src)
 //   attn-translate --model runs/en-it --sample --top-k 10 --seed 7 < mono.txt   (back-translation)
+//   attn-translate --model runs/a --model runs/b [--checkpoint A.st --checkpoint B.st] [--weights 2 1] < in.txt
+//                                                  (an ensemble: models/ensemble.h)
 //
 // It streams, as Marian and fairseq-interactive do: lines are translated a window of batches
 // at a time, as soon as the window is full or the input pauses, and each window's output is
@@ -33,15 +35,19 @@ constexpr std::chrono::milliseconds kInputPause{30};
 constexpr std::chrono::milliseconds kWaitForever{-1};
 
 struct Flags {
-  std::string model_dir, checkpoint, input, output, subset;
+  std::vector<std::string> model_dirs, checkpoints;  // --checkpoint: none, or one per --model
+  std::vector<float> weights;
+  std::string input, output, subset;
   int beam = 0, batch_size = 0, nbest = 0, threads = 0;
   float length_penalty = 0.f;
   bool has_length_penalty = false, quiet = false;
   attn::decode::SamplingOptions sampling;
 };
 
-attn::decode::TranslateOptions translate_options(const attn::io::Config& config, const Flags& flags) {
-  attn::decode::TranslateOptions options = attn::decode::translate_options(config);
+attn::decode::TranslateOptions translate_options(const attn::run::LoadedEnsemble& models, const Flags& flags) {
+  std::vector<const attn::io::Config*> configs;
+  for (const attn::run::LoadedRun& run : models.runs) configs.push_back(&run.config);
+  attn::decode::TranslateOptions options = attn::decode::translate_options(configs);
   if (flags.beam > 0) options.search.beam = flags.beam;
   if (flags.nbest > 0) options.search.nbest = flags.nbest;
   if (flags.has_length_penalty) options.search.length_penalty = flags.length_penalty;
@@ -148,7 +154,10 @@ class Input {
 };
 
 int translate(const Flags& flags) {
-  const std::string model_dir = attn::apps::resolve_model_dir(flags.model_dir);
+  // Several --model: an ensemble, whose first run gives the vocabulary, settings and --subset.
+  std::vector<std::string> model_dirs = flags.model_dirs;
+  if (model_dirs.empty()) model_dirs.push_back(attn::apps::resolve_model_dir(""));
+  const std::string& model_dir = model_dirs.front();
   std::string input_path = flags.input;
   if (!flags.subset.empty())
     input_path = attn::apps::subset_file(attn::apps::run_config(model_dir), model_dir, flags.subset, "src");
@@ -156,10 +165,11 @@ int translate(const Flags& flags) {
   Input input(input_path);
   Output output(flags.output);
 
-  attn::run::LoadedRun run = attn::run::load_run(model_dir, flags.checkpoint);
+  const attn::run::LoadedEnsemble models = attn::run::load_ensemble(model_dirs, flags.checkpoints, flags.weights);
+  const attn::run::LoadedRun& run = models.first();
   attn::dnn::set_num_threads(flags.threads > 0 ? flags.threads : run.config.train.threads);
-  const attn::decode::TranslateOptions options = translate_options(run.config, flags);
-  attn::decode::Translator translator(*run.model, run.vocab->source, run.vocab->target, options);
+  const attn::decode::TranslateOptions options = translate_options(models, flags);
+  attn::decode::Translator translator(models.model(), run.vocab->source, run.vocab->target, options);
 
   Report report(flags.quiet);
   attn::io::LineReader reader(input.fd(), input.name());
@@ -195,9 +205,16 @@ int main(int argc, char** argv) {
   CLI::App app{"attn-translate: translate text line by line with a trained attn model"};
   using attn::apps::at_least;
   Flags flags;
-  app.add_option("--model", flags.model_dir,
-                 "run directory (default: $ATTN_MODEL, else configs/en-it.json's output_dir, else runs/en-it)");
-  app.add_option("--checkpoint", flags.checkpoint, attn::apps::kCheckpointHelp);
+  app.add_option("--model", flags.model_dirs,
+                 "run directory (default: $ATTN_MODEL, else configs/en-it.json's output_dir, else runs/en-it); "
+                 "repeat it to decode with an ensemble, which averages the models' log-probabilities");
+  app.add_option("--checkpoint", flags.checkpoints,
+                 std::string(attn::apps::kCheckpointHelp) +
+                     "; with several --model, none or one per --model in the same order ('' = that run's default)");
+  app.add_option("--weights", flags.weights,
+                 "with several --model: one weight per model for the average of their log-probabilities "
+                 "(default: equal)")
+      ->check(attn::apps::number_check([](double value) { return value > 0; }, "above 0", ">0"));
   auto* input = app.add_option("--input", flags.input, "read this file (default: standard input)");
   app.add_option("--subset", flags.subset, "translate the run's dev or test set (data.valid_src / data.test_src)")
       ->check(CLI::IsMember({"dev", "test"}))

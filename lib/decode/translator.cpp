@@ -40,6 +40,17 @@ TranslateOptions translate_options(const io::Config& config) {
   return options;
 }
 
+TranslateOptions translate_options(const std::vector<const io::Config*>& configs) {
+  ATTN_CHECK(!configs.empty(), "translate_options: no model config");
+  TranslateOptions options = translate_options(*configs.front());
+  for (const io::Config* config : configs) {
+    const int64_t limit = models::max_sequence_length(*config);
+    options.max_source_tokens = std::min(options.max_source_tokens, limit);
+    options.search.max_output_tokens = std::min(options.search.max_output_tokens, limit);
+  }
+  return options;
+}
+
 std::vector<std::vector<int64_t>> length_sorted_batches(const std::vector<std::vector<int32_t>>& encoded,
                                                         int64_t batch_size) {
   ATTN_CHECK(batch_size > 0, "decoding batch size ", batch_size, " must be positive");

@@ -35,6 +35,10 @@ struct TranslateOptions {
 // attn-dump-attention, attn-bench and validation decode a run alike. Programs then apply their
 // flags on top.
 TranslateOptions translate_options(const io::Config& config);
+// An ensemble's (models/ensemble.h), one config per member: the first's settings, with the
+// lengths capped by the smallest member's limit (a Transformer's position table, an RNN's
+// 4 x data.max_len), so no member runs past its own.
+TranslateOptions translate_options(const std::vector<const io::Config*>& configs);
 
 struct Translation {
   std::vector<Hypothesis> nbest;  // best first; empty for an empty input line

@@ -38,4 +38,60 @@ LoadedRun load_run(const std::string& dir, const std::string& checkpoint_path) {
   return run;
 }
 
+namespace {
+
+// The digest of one of a run's vocabulary files, keyed by its name as load_vocabularies does.
+const std::string& digest_of(const std::string& path, const VocabDigests& digests) {
+  const std::string name = fs::path(path).filename().string();
+  auto found = digests.find(name);
+  ATTN_CHECK(found != digests.end(), "no SHA-256 of ", path, " among the run's vocabulary digests");
+  return found->second;
+}
+
+}  // namespace
+
+void check_same_vocabularies(const RunPaths& first, const VocabDigests& first_digests, const RunPaths& member,
+                             const VocabDigests& member_digests) {
+  for (const bool target : {true, false}) {
+    const std::string& first_file = target ? first.target_vocab : first.source_vocab;
+    const std::string& member_file = target ? member.target_vocab : member.source_vocab;
+    const std::string& expected = digest_of(first_file, first_digests);
+    const std::string& actual = digest_of(member_file, member_digests);
+    ATTN_CHECK(actual == expected, "--model ", member.dir, " and --model ", first.dir, " have different ",
+               target ? "target" : "source", " vocabularies (", member_file, " sha256 ", actual.substr(0, 12), ", ",
+               first_file, " sha256 ", expected.substr(0, 12), "): an ensemble's models must share ",
+               target ? "the target vocabulary, whose token ids their log-probabilities are averaged over"
+                      : "the source vocabulary, with which the input is encoded once",
+               "; train them with the same vocabulary files");
+  }
+}
+
+const models::Seq2SeqModel& LoadedEnsemble::model() const {
+  if (ensemble) return *ensemble;
+  return *first().model;
+}
+
+LoadedEnsemble load_ensemble(const std::vector<std::string>& dirs, const std::vector<std::string>& checkpoints,
+                             const std::vector<float>& weights) {
+  ATTN_CHECK(!dirs.empty(), "no --model to load");
+  const auto per_model = [&](size_t count, const char* flag) {
+    ATTN_CHECK(count == 0 || count == dirs.size(), flag, " has ", count, count == 1 ? " value" : " values", " for ",
+               dirs.size(), " --model: give none, or one per --model in the same order");
+  };
+  per_model(checkpoints.size(), "--checkpoint");
+  per_model(weights.size(), "--weights");
+  LoadedEnsemble loaded;
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    loaded.runs.push_back(load_run(dirs[i], checkpoints.empty() ? "" : checkpoints[i]));
+    const LoadedRun& run = loaded.runs.back();
+    check_same_vocabularies(loaded.first().paths, loaded.first().vocab->digests, run.paths, run.vocab->digests);
+  }
+  if (dirs.size() > 1) {
+    std::vector<const models::Seq2SeqModel*> members;
+    for (const LoadedRun& run : loaded.runs) members.push_back(run.model.get());
+    loaded.ensemble = std::make_unique<models::EnsembleModel>(std::move(members), weights);
+  }
+  return loaded;
+}
+
 }  // namespace attn::run

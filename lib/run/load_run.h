@@ -4,8 +4,10 @@
 // depend on the trainer.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "io/config.h"
+#include "models/ensemble.h"
 #include "models/seq2seq_model.h"
 #include "run/run_files.h"
 
@@ -25,5 +27,30 @@ struct LoadedRun {
 // Reads without writing or locking (every run file is replaced atomically); checks the
 // vocabulary against its record and the checkpoint's, and the checkpoint's data checksum.
 LoadedRun load_run(const std::string& dir, const std::string& checkpoint = "");
+
+// Runs decoded as one ensemble (models/ensemble.h) must share the target vocabulary (their
+// log-probabilities are averaged token id by token id) and the source vocabulary (the input is
+// encoded once): throws one line naming both run directories (as --model) when the SHA-256 of
+// `member`'s source or target vocabulary file differs from `first`'s.
+void check_same_vocabularies(const RunPaths& first, const VocabDigests& first_digests, const RunPaths& member,
+                             const VocabDigests& member_digests);
+
+// Runs decoded as one ensemble (attn-translate --model A --model B; models/ensemble.h), or a
+// single run. The decoding settings and vocabularies are the first run's; the vocabularies of
+// the others must be the same files (check_same_vocabularies).
+struct LoadedEnsemble {
+  std::vector<LoadedRun> runs;                      // in --model order
+  std::unique_ptr<models::EnsembleModel> ensemble;  // of runs' models, when there are two or more
+
+  const LoadedRun& first() const { return runs.front(); }
+  // The model to decode with: the one run's, or the ensemble.
+  const models::Seq2SeqModel& model() const;
+};
+
+// Loads `dirs` in order (each as load_run) and checks each run's vocabularies against the
+// first's before loading the next. `checkpoints`: empty (every run's default) or one per dir
+// in the same order, "" keeping that run's default. `weights`: empty (equal) or one per dir.
+LoadedEnsemble load_ensemble(const std::vector<std::string>& dirs, const std::vector<std::string>& checkpoints = {},
+                             const std::vector<float>& weights = {});
 
 }  // namespace attn::run

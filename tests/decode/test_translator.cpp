@@ -246,3 +246,26 @@ TEST_CASE("translate_options reads decode.* and caps lengths at the model's limi
   CHECK(rnn.max_source_tokens == 80);  // 4 x data.max_len: an RNN has no table, but a cap
   CHECK(rnn.search.max_output_tokens == 80);
 }
+
+TEST_CASE("an ensemble's translate_options are the first config's - with lengths capped by the smallest limit",
+          "[decode][translator][ensemble]") {
+  io::Config transformer;  // limit 96: its position table
+  transformer.model.type = "transformer";
+  transformer.model.transformer.max_positions = 96;
+  transformer.decode.beam = 7;
+  io::Config rnn;  // limit 80: 4 x data.max_len
+  rnn.model.type = "rnn";
+  rnn.data.max_len = 20;
+  rnn.decode.beam = 3;
+  for (const bool transformer_first : {true, false}) {
+    INFO((transformer_first ? "transformer first" : "rnn first"));
+    const decode::TranslateOptions options =
+        decode::translate_options(transformer_first ? std::vector<const io::Config*>{&transformer, &rnn}
+                                                    : std::vector<const io::Config*>{&rnn, &transformer});
+    CHECK(options.search.beam == (transformer_first ? 7 : 3));
+    CHECK(options.max_source_tokens == 80);
+    CHECK(options.search.max_output_tokens == 80);
+  }
+  rnn.data.max_len = 40;  // now 160: the Transformer's 96 is the smaller
+  CHECK(decode::translate_options({&rnn, &transformer}).search.max_output_tokens == 96);
+}
