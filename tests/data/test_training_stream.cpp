@@ -164,7 +164,7 @@ namespace {
 // Each line's source ids (eos excluded) in the batches of epochs 1..epochs.
 using IdsByLine = std::map<int64_t, std::vector<int32_t>>;
 std::vector<IdsByLine> source_ids_by_epoch(data::TrainingStream& stream, int64_t epochs) {
-  std::vector<IdsByLine> result(size_t(epochs));
+  std::vector<IdsByLine> result(static_cast<size_t>(epochs));
   while (stream.epoch() <= epochs) {
     const int64_t epoch = stream.epoch();
     const data::Batch batch = stream.next();
