@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/check.h"
+#include "core/rng.h"
 #include "data/line_sample.h"
 
 namespace attn::data {
@@ -71,8 +72,9 @@ ParallelText read_parallel(const std::string& src_path, const std::string& tgt_p
 namespace {
 
 // Encodes one side and appends eos; the status says whether it fits in max_len.
-PairStatus encode_side(const Vocab& vocab, const std::string& text, int max_len, std::vector<int32_t>& ids) {
-  ids = vocab.encode(text);
+PairStatus encode_side(const Vocab& vocab, const std::string& text, int max_len, const SegmentationSampling& sampling,
+                       uint64_t key, std::vector<int32_t>& ids) {
+  ids = sampling.on() ? vocab.encode_sampled(text, sampling, key) : vocab.encode(text);
   if (ids.empty()) return PairStatus::empty;
   ids.reserve(ids.size() + 1);  // exactly one more: push_back alone may double a window's memory
   ids.push_back(kEosId);
@@ -82,9 +84,10 @@ PairStatus encode_side(const Vocab& vocab, const std::string& text, int max_len,
 }  // namespace
 
 PairStatus encode_example(const std::string& src, const std::string& tgt, const Vocab& src_vocab,
-                          const Vocab& tgt_vocab, int max_len, Example& example) {
-  PairStatus src_status = encode_side(src_vocab, src, max_len, example.src);
-  PairStatus tgt_status = encode_side(tgt_vocab, tgt, max_len, example.tgt);
+                          const Vocab& tgt_vocab, int max_len, Example& example,
+                          const SegmentationSampling& sampling, uint64_t key) {
+  PairStatus src_status = encode_side(src_vocab, src, max_len, sampling, mix64(key, 0), example.src);
+  PairStatus tgt_status = encode_side(tgt_vocab, tgt, max_len, sampling, mix64(key, 1), example.tgt);
   if (src_status == PairStatus::empty || tgt_status == PairStatus::empty) return PairStatus::empty;
   if (src_status == PairStatus::too_long || tgt_status == PairStatus::too_long) return PairStatus::too_long;
   return PairStatus::kept;

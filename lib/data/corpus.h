@@ -50,8 +50,11 @@ enum class PairStatus : uint8_t { kept, too_long, empty };
 // Encodes one pair into `example` (ids, eos appended to both sides) and says whether it is
 // kept: both sides need 1..max_len-1 text tokens. An empty side counts first, whatever the
 // other side's length.
+// With `sampling` on, both sides get sampled segmentations (Vocab::encode_sampled), drawn
+// with the keys mix64(key, 0) and mix64(key, 1): training data only.
 PairStatus encode_example(const std::string& src, const std::string& tgt, const Vocab& src_vocab,
-                          const Vocab& tgt_vocab, int max_len, Example& example);
+                          const Vocab& tgt_vocab, int max_len, Example& example,
+                          const SegmentationSampling& sampling = {}, uint64_t key = 0);
 
 struct EncodedCorpus {
   std::vector<Example> examples;  // in input order

@@ -22,6 +22,8 @@ namespace {
 constexpr int64_t kRampWindows = 4;     // windows 1-4 hold 1/16, 1/8, 1/4, 1/2 of buffer_pairs
 constexpr size_t kEncodeChunk = 4096;   // raw pairs held at once while a window is encoded
 constexpr uint64_t kCorpusDraws = 0x636f72707573ull;  // separates the corpus draws from the batcher's
+constexpr uint64_t kSamplingDraws = 0x73616d706c65ull;  // ... the segmentation draws
+constexpr uint64_t kConcatDraws = 0x636f6e636174ull;    // ... and the concatenation draws
 
 using Setup = TrainingStream::Setup;
 
@@ -41,8 +43,13 @@ struct RawPairs {
 };
 
 // Encodes `raw` with `threads` threads and appends the kept pairs, in order, to `examples`.
-void encode_into(const Setup& setup, const RawPairs& raw, int threads, PackedExamples& examples,
-                 WindowStats& stats) {
+// `raw` holds the pairs of window `serial` from its `first`-th: a sampled segmentation is keyed by
+// (seed, serial, place in the window), so it is the same for any thread count and on resume, and
+// differs from window to window (epoch to epoch).
+void encode_into(const Setup& setup, const RawPairs& raw, int64_t serial, int64_t first, int threads,
+                 PackedExamples& examples, WindowStats& stats) {
+  const SegmentationSampling& sampling = setup.options.sampling;
+  const uint64_t window_key = mix64(setup.options.batching.seed ^ kSamplingDraws, uint64_t(serial));
   const auto n = static_cast<int64_t>(raw.size());
   std::vector<Example> slots(n);
   std::vector<PairStatus> status(n);
@@ -51,7 +58,7 @@ void encode_into(const Setup& setup, const RawPairs& raw, int threads, PackedExa
   for (int64_t i = 0; i < n; ++i) {
     try {
       status[i] = encode_example(raw.src[i], raw.tgt[i], setup.src_vocab, setup.tgt_vocab, setup.options.max_len,
-                                 slots[i]);
+                                 slots[i], sampling, mix64(window_key, uint64_t(first + i)));
     } catch (const std::exception& error) {
 #pragma omp critical(attn_encode_window_failure)
       if (!failure) failure = setup.corpora[raw.corpus[i]].src + " line " + std::to_string(raw.line[i] + 1) + ": " +
@@ -147,13 +154,18 @@ Window read_window(const Setup& setup, std::vector<CorpusPosition> start, int64_
     ++window.stats.read;
     window.ends_epoch = readers.epoch_done(epoch);
     if (raw.size() == kEncodeChunk) {
-      encode_into(setup, raw, threads, *examples, window.stats);
+      encode_into(setup, raw, serial, window.stats.read - int64_t(raw.size()), threads, *examples, window.stats);
       raw.clear();
       if (window.stats.read == int64_t(kEncodeChunk)) examples->reserve_like_so_far(size_t(capacity));
     }
   }
-  encode_into(setup, raw, threads, *examples, window.stats);
+  encode_into(setup, raw, serial, window.stats.read - int64_t(raw.size()), threads, *examples, window.stats);
   examples->shrink_to_fit();
+  if (setup.options.concat.on()) {
+    const uint64_t seed = mix64(setup.options.batching.seed ^ kConcatDraws, uint64_t(serial));
+    examples = std::make_shared<PackedExamples>(
+        concatenate_pairs(*examples, setup.options.concat, setup.options.max_len, seed, window.stats.joined));
+  }
   window.stats.kept = static_cast<int64_t>(examples->size());
   window.end = readers.positions();
   window.plan = plan_window(*examples, setup.options.batching, serial);
@@ -165,6 +177,8 @@ Window read_window(const Setup& setup, std::vector<CorpusPosition> start, int64_
 // The window after `window` when that is the whole of a single corpus again: the same pairs,
 // planned with the next window's draws. nullopt when the next window must be read.
 std::optional<Window> reuse_whole_corpus(const Setup& setup, const Window& window) {
+  // Sampled segmentations and joins are drawn per window: reusing them would repeat them.
+  if (setup.options.sampling.on() || setup.options.concat.on()) return std::nullopt;
   const bool whole = setup.corpora.size() == 1 && window.ends_epoch && window.start[0].reader == PairReaderPosition{};
   if (!whole || window_capacity(setup.options.buffer_pairs, window.serial + 1) < window.stats.read) return std::nullopt;
   Window next;
@@ -196,10 +210,11 @@ void log_window(const Setup& setup, const Window& window) {
     where += fmt::format("{}{} line {} (pass {})", i ? ", " : "", setup.corpora[i].src,
                          thousands(window.end[i].reader.line), window.end[i].passes + 1);
   spdlog::info("data window {} (epoch {}): {} pairs in {:.0f} MB, {} batches; {} skipped ({} longer than "
-               "max_len={}, {} empty); read in {:.1f} s; next: {}",
+               "max_len={}, {} empty){}; read in {:.1f} s; next: {}",
                window.serial, window.epoch, thousands(s.kept), double(window.examples->bytes()) / (1 << 20),
                thousands(int64_t(window.plan.size())), thousands(s.skipped_long + s.skipped_empty),
-               thousands(s.skipped_long), setup.options.max_len, thousands(s.skipped_empty), s.seconds, where);
+               thousands(s.skipped_long), setup.options.max_len, thousands(s.skipped_empty),
+               setup.options.concat.on() ? fmt::format("; {} joined", thousands(s.joined)) : "", s.seconds, where);
 }
 
 }  // namespace

@@ -16,7 +16,13 @@
 //
 // Window sizes ramp up: 1/16, 1/8, 1/4 and 1/2 of buffer_pairs, then buffer_pairs, so the first
 // step waits for a sixteenth of a window. A single corpus that fits in a window whole is read
-// and encoded once; later epochs reuse it.
+// and encoded once; later epochs reuse it, unless subword sampling or concatenation is on: those
+// are drawn anew for every window, so that every epoch sees fresh segmentations and joins.
+//
+// Training-only augmentation, both drawn from (seed, window number, pair's place in the window),
+// so independent of the encoding threads and exact on resume: subword regularisation
+// (options.sampling: each side's segmentation sampled, Vocab::encode_sampled) and concatenated
+// pairs (options.concat, pair_concat.h) made from the window's encoded pairs before it is batched.
 //
 // Resume: a StreamPosition (the window's number and epoch, the readers' byte offsets at its
 // start, batches taken from it, pairs seen per corpus) restores the stream exactly: the window
@@ -33,6 +39,7 @@
 #include "data/batch.h"
 #include "data/batcher.h"
 #include "data/packed_examples.h"
+#include "data/pair_concat.h"
 #include "data/pair_reader.h"
 #include "data/vocab.h"
 
@@ -48,6 +55,8 @@ struct StreamOptions {
   int max_len = 100;               // as encode_example's: longer pairs are skipped and counted
   BatcherOptions batching;
   int threads = 1;  // encoding threads while nothing trains (the first window, a resumed one)
+  SegmentationSampling sampling;  // subword regularisation; off by default
+  ConcatOptions concat;           // concatenated pairs; off by default
 };
 
 // One corpus's reader: where it stands in its files, and how often it went through them.
@@ -70,6 +79,7 @@ struct StreamPosition {
 
 struct WindowStats {
   int64_t read = 0, kept = 0, skipped_long = 0, skipped_empty = 0;
+  int64_t joined = 0;  // kept pairs that became concatenations
   double seconds = 0;  // reading and encoding it
 };
 

@@ -1,14 +1,18 @@
 #include "data/vocab.h"
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <omp.h>
 #include <optional>
+#include <queue>
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 #include <unordered_map>
 
 #include "core/check.h"
+#include "core/rng.h"
 #include "data/corpus.h"
 #include "data/line_sample.h"
 
@@ -136,8 +140,27 @@ void train_vocab(const VocabTrainOptions& options) {
   }
 }
 
+namespace {
+
+// The model's type, which SentencePiece's public API does not tell: only unigram models have
+// n-best segmentations.
+bool is_bpe_model(const sentencepiece::SentencePieceProcessor& processor) {
+  std::vector<std::vector<int>> nbest;
+  return !processor.NBestEncode("a", 2, &nbest).ok();
+}
+
+// Bytes of the UTF-8 character starting with `lead` (1 for a stray continuation byte).
+size_t utf8_length(unsigned char lead) {
+  if (lead >= 0xf0) return 4;
+  if (lead >= 0xe0) return 3;
+  if (lead >= 0xc0) return 2;
+  return 1;
+}
+
+}  // namespace
+
 Vocab::Vocab(std::shared_ptr<const sentencepiece::SentencePieceProcessor> processor)
-    : processor_(std::move(processor)) {}
+    : processor_(std::move(processor)), bpe_(is_bpe_model(*processor_)) {}
 
 Vocab Vocab::load(const std::string& path) {
   ATTN_CHECK(std::filesystem::exists(path), "cannot load SentencePiece model '", path, "': it does not exist");
@@ -159,6 +182,97 @@ std::vector<int32_t> Vocab::encode(const std::string& text) const {
   auto status = processor_->Encode(text, &ids);
   ATTN_CHECK(status.ok(), "encoding failed: ", status.ToString());
   return std::vector<int32_t>(ids.begin(), ids.end());
+}
+
+std::vector<int32_t> Vocab::encode_sampled(const std::string& text, const SegmentationSampling& sampling,
+                                           uint64_t key) const {
+  if (!sampling.on()) return encode(text);
+  return bpe_ ? bpe_dropout(text, sampling.alpha, key) : sample_nbest(text, sampling, key);
+}
+
+std::vector<int32_t> Vocab::sample_nbest(const std::string& text, const SegmentationSampling& sampling,
+                                         uint64_t key) const {
+  const auto nbest = processor_->NBestEncodeAsImmutableProto(text, sampling.nbest);
+  const size_t count = nbest.nbests_size();
+  if (count == 0) return {};
+  std::vector<double> weights(count);
+  double best = -HUGE_VAL;
+  for (size_t i = 0; i < count; ++i) best = std::max(best, double(nbest.nbests(int(i)).score()));
+  double total = 0;
+  for (size_t i = 0; i < count; ++i)
+    total += weights[i] = std::exp(sampling.alpha * (nbest.nbests(int(i)).score() - best));
+  Rng draws(key);
+  double u = double(draws.next_u64() >> 11) * 0x1.0p-53 * total;
+  size_t chosen = 0;
+  while (chosen + 1 < count && (u -= weights[chosen]) >= 0) ++chosen;
+  const auto pieces = nbest.nbests(int(chosen));
+  std::vector<int32_t> ids;
+  for (size_t i = 0; i < pieces.pieces_size(); ++i) ids.push_back(int32_t(pieces.pieces(int(i)).id()));
+  return ids;
+}
+
+// BPE-dropout (Provilkov et al., 2020) as SentencePiece's BPE model does it: start from the
+// characters of the normalised text, merge the adjacent pair whose merged piece scores highest
+// (ties: leftmost), and skip each merge with probability alpha. The normalised text is that of
+// the deterministic encoding, whose pieces spell it. (SentencePiece also re-splits "unused"
+// pieces; the vocabularies attn trains have none.)
+std::vector<int32_t> Vocab::bpe_dropout(const std::string& text, double alpha, uint64_t key) const {
+  std::string normalized;
+  const auto best = processor_->EncodeAsImmutableProto(text);
+  for (size_t i = 0; i < best.pieces_size(); ++i) normalized += best.pieces(int(i)).piece();
+  struct Symbol {
+    size_t begin, length;
+    int prev, next;
+  };
+  std::vector<Symbol> symbols;
+  for (size_t at = 0; at < normalized.size();) {
+    const size_t length = std::min(utf8_length(static_cast<unsigned char>(normalized[at])), normalized.size() - at);
+    const int index = int(symbols.size());
+    symbols.push_back({at, length, index - 1, at + length < normalized.size() ? index + 1 : -1});
+    at += length;
+  }
+  auto id_of = [&](size_t begin, size_t length) { return processor_->PieceToId(normalized.substr(begin, length)); };
+  auto mergeable = [&](int id) {
+    return !processor_->IsUnknown(id) && !processor_->IsControl(id) && !processor_->IsUnused(id);
+  };
+  struct Pair {
+    float score;
+    int left, right;
+    size_t length;
+  };
+  auto later = [](const Pair& a, const Pair& b) {
+    return a.score < b.score || (a.score == b.score && a.left > b.left);
+  };
+  std::priority_queue<Pair, std::vector<Pair>, decltype(later)> agenda(later);
+  auto consider = [&](int left, int right) {
+    if (left < 0 || right < 0) return;
+    const size_t length = symbols[size_t(left)].length + symbols[size_t(right)].length;
+    const int id = id_of(symbols[size_t(left)].begin, length);
+    if (mergeable(id)) agenda.push({processor_->GetScore(id), left, right, length});
+  };
+  for (size_t i = 1; i < symbols.size(); ++i) consider(int(i) - 1, int(i));
+  Rng draws(key);
+  while (!agenda.empty()) {
+    const Pair top = agenda.top();
+    agenda.pop();
+    Symbol& left = symbols[size_t(top.left)];
+    Symbol& right = symbols[size_t(top.right)];
+    // Stale: one side was merged away or grew since the pair was queued.
+    if (left.length == 0 || right.length == 0 || left.length + right.length != top.length) continue;
+    if (draws.uniform() < alpha) continue;
+    left.length = top.length;
+    left.next = right.next;
+    if (right.next >= 0) symbols[size_t(right.next)].prev = top.left;
+    right.length = 0;
+    consider(left.prev, top.left);
+    consider(top.left, left.next);
+  }
+  std::vector<int32_t> ids;
+  for (int i = symbols.empty() ? -1 : 0; i >= 0; i = symbols[size_t(i)].next) {
+    const int id = id_of(symbols[size_t(i)].begin, symbols[size_t(i)].length);
+    ids.push_back(mergeable(id) ? id : kUnkId);
+  }
+  return ids;
 }
 
 std::string Vocab::decode(const std::vector<int32_t>& ids) const {

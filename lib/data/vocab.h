@@ -26,6 +26,16 @@ inline constexpr int32_t kUnkId = 1;
 inline constexpr int32_t kBosId = 2;
 inline constexpr int32_t kEosId = 3;
 
+// Subword regularisation of training data: one segmentation drawn at random instead of the best.
+// Unigram models: one of the nbest best segmentations, with probability proportional to
+// exp(alpha * score) (SentencePiece's SampleEncode with nbest_size = nbest). BPE models:
+// BPE-dropout, each merge skipped with probability alpha (nbest is not used).
+struct SegmentationSampling {
+  double alpha = 0;  // 0 = off
+  int nbest = 64;
+  bool on() const { return alpha > 0; }
+};
+
 struct VocabTrainOptions {
   std::vector<std::string> inputs;  // plain UTF-8 text, one sentence per line
   std::string model_prefix;         // writes PREFIX.model and PREFIX.vocab
@@ -56,6 +66,13 @@ class Vocab {
   // each malformed UTF-8 byte into U+FFFD, which is not a piece, so it encodes as unk (a run of
   // unknown characters may merge into one unk).
   std::vector<int32_t> encode(const std::string& text) const;
+  // A sampled segmentation (see SegmentationSampling) of `text`; it decodes to what encode()'s
+  // does. The draws are a function of `key` alone: SentencePiece's own SampleEncode draws from
+  // a per-thread generator that cannot be seeded per call, which would make the segmentations
+  // depend on the thread count and the order of the calls, and break exact resume.
+  std::vector<int32_t> encode_sampled(const std::string& text, const SegmentationSampling& sampling,
+                                      uint64_t key) const;
+  bool is_bpe() const { return bpe_; }
   // Ids -> text. Stops at the first eos, skips pad and bos; an id outside [0, size) throws.
   std::string decode(const std::vector<int32_t>& ids) const;
 
@@ -71,9 +88,12 @@ class Vocab {
  private:
   explicit Vocab(std::shared_ptr<const sentencepiece::SentencePieceProcessor> processor);
   void check_id(int32_t id) const;
+  std::vector<int32_t> sample_nbest(const std::string& text, const SegmentationSampling& sampling, uint64_t key) const;
+  std::vector<int32_t> bpe_dropout(const std::string& text, double alpha, uint64_t key) const;
 
   // Shared and immutable: copies are cheap and encode() is safe to call from many threads.
   std::shared_ptr<const sentencepiece::SentencePieceProcessor> processor_;
+  bool bpe_ = false;
 };
 
 }  // namespace attn::data

@@ -25,6 +25,8 @@ void DataConfig::validate(const std::string& path) const {
   require_at_least(key("max_len"), max_len, 1);
   require_at_least(key("valid_max_sentences"), valid_max_sentences, 0);
   require_at_least(key("buffer_pairs"), static_cast<double>(buffer_pairs), 1);
+  ATTN_CHECK(concat_prob >= 0 && concat_prob <= 1, key("concat_prob"), " must be in [0, 1]; got ", concat_prob);
+  ATTN_CHECK(concat_max >= 2 && concat_max <= 4, key("concat_max"), " must be in [2, 4]; got ", concat_max);
   const bool shorthand = !train_src.empty() || !train_tgt.empty();
   ATTN_CHECK(!(shorthand && !train.empty()), key("train"), " and ", key("train_src"), "/", key("train_tgt"),
              " exclude each other: list every corpus in ", key("train"));
@@ -48,6 +50,12 @@ void VocabConfig::validate(const std::string& path) const {
   require_positive(key("character_coverage"), character_coverage);
   ATTN_CHECK(character_coverage <= 1, key("character_coverage"), " must be in (0, 1]; got ", character_coverage);
   require_at_least(key("max_sentences"), static_cast<double>(max_sentences), 0);
+  ATTN_CHECK(sampling_alpha >= 0 && sampling_alpha <= 1, key("sampling_alpha"), " must be in [0, 1]; got ",
+             sampling_alpha);
+  // SentencePiece's nbest_size -1 (the whole lattice) is not offered: its lattice sampling
+  // draws from a per-thread generator that cannot be keyed per pair (see Vocab::encode_sampled).
+  ATTN_CHECK(sampling_nbest >= 2 && sampling_nbest <= 1024, key("sampling_nbest"), " must be in [2, 1024]; got ",
+             sampling_nbest);
 }
 
 void TransformerConfig::validate(const std::string& path) const {

@@ -38,6 +38,10 @@ struct DataConfig {
   // Training pairs held in memory at once: the corpus streams through a window of this many
   // pairs, shuffled and batched within it.
   std::int64_t buffer_pairs = 1000000;
+  // Length generalisation: with this probability a training example is the join of 2..concat_max
+  // random training pairs of the window (both sides, same order; within max_len). 0 = off.
+  double concat_prob = 0.0;
+  int concat_max = 3;  // 2..4
 
   template <class V>
   void visit(V& v) {
@@ -51,6 +55,8 @@ struct DataConfig {
     v("max_len", max_len);
     v("valid_max_sentences", valid_max_sentences);
     v("buffer_pairs", buffer_pairs);
+    v("concat_prob", concat_prob);
+    v("concat_max", concat_max);
   }
   void validate(const std::string& path) const;
   // The training corpora: data.train, or the one corpus of data.train_src/train_tgt (weight 1).
@@ -66,6 +72,11 @@ struct VocabConfig {
   bool joint = true;                     // one vocabulary for both languages
   double character_coverage = 1.0;       // SentencePiece: share of characters kept (1.0 for Latin scripts)
   std::int64_t max_sentences = 2000000;  // sentences sampled to train it; 0 = all
+  // Subword regularisation of the training batches (validation and decoding stay deterministic):
+  // unigram: one of the sampling_nbest best segmentations, p ~ exp(sampling_alpha * score);
+  // bpe: BPE-dropout with probability sampling_alpha. 0 = off.
+  double sampling_alpha = 0.0;
+  int sampling_nbest = 64;
 
   template <class V>
   void visit(V& v) {
@@ -74,6 +85,8 @@ struct VocabConfig {
     v("joint", joint);
     v("character_coverage", character_coverage);
     v("max_sentences", max_sentences);
+    v("sampling_alpha", sampling_alpha);
+    v("sampling_nbest", sampling_nbest);
   }
   void validate(const std::string& path) const;
 };

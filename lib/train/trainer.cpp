@@ -134,6 +134,10 @@ std::unique_ptr<data::TrainingStream> make_stream(const io::Config& config, cons
   options.batching.seed = static_cast<uint64_t>(config.train.seed);
   options.batching.shuffle = true;
   options.threads = config.train.threads;
+  options.sampling.alpha = config.vocab.sampling_alpha;
+  options.sampling.nbest = config.vocab.sampling_nbest;
+  options.concat.prob = config.data.concat_prob;
+  options.concat.max_pairs = config.data.concat_max;
   return std::make_unique<data::TrainingStream>(std::move(corpora), vocab.source, vocab.target, options);
 }
 

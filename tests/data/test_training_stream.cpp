@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include <catch2/catch.hpp>
 
@@ -137,7 +138,13 @@ TEST_CASE("a stream set to a saved position yields exactly the batches of an uni
   if (GENERATE(false, true)) corpora.push_back({b.src, b.tgt, 0.5});
   const int stop_after = GENERATE(0, 1, 13, 40, 77);
   INFO(corpora.size() << " corpora, stopped after " << stop_after << " batches");
-  const data::StreamOptions options = options_with_window(160);
+  data::StreamOptions options = options_with_window(160);
+  const bool augment = GENERATE(false, true);  // the training-only augmentation, drawn per window
+  INFO("subword sampling and concatenation " << (augment ? "on" : "off"));
+  if (augment) {
+    options.sampling = {0.2, 8};
+    options.concat = {0.5, 3};
+  }
   data::TrainingStream uninterrupted = stream_over(corpora, options);
   std::vector<BatchKey> expected = take(uninterrupted, stop_after + 60);
 
@@ -150,6 +157,61 @@ TEST_CASE("a stream set to a saved position yields exactly the batches of an uni
   CHECK(std::equal(rest.begin(), rest.end(), expected.begin() + stop_after));
   CHECK(resumed.pairs_seen() == uninterrupted.pairs_seen());
   CHECK(resumed.epoch() == uninterrupted.epoch());
+}
+
+namespace {
+
+// Each line's source ids (eos excluded) in the batches of epochs 1..epochs.
+using IdsByLine = std::map<int64_t, std::vector<int32_t>>;
+std::vector<IdsByLine> source_ids_by_epoch(data::TrainingStream& stream, int64_t epochs) {
+  std::vector<IdsByLine> result(static_cast<size_t>(epochs));
+  while (stream.epoch() <= epochs) {
+    const int64_t epoch = stream.epoch();
+    const data::Batch batch = stream.next();
+    for (int64_t row = 0; row < batch.size; ++row) {
+      const auto begin = batch.src.begin() + row * batch.src_len;
+      result[size_t(epoch - 1)][batch.indices[size_t(row)]] =
+          std::vector<int32_t>(begin, begin + batch.src_lengths[size_t(row)] - 1);
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+TEST_CASE("subword sampling gives every epoch fresh segmentations of the same text - whatever the threads",
+          "[data][stream][sampling]") {
+  TempDir dir;
+  const Corpus corpus = make_corpus(dir, "small", 200, 23);
+  // The corpus fits in a window: without sampling, later epochs would reuse its encoding.
+  data::StreamOptions options = options_with_window(1000);
+  options.sampling = {0.1, 16};
+  const data::Vocab vocab = tiny_vocab();
+  auto run = [&](int threads, uint64_t seed) {
+    data::StreamOptions o = options;
+    o.threads = threads;
+    o.batching.seed = seed;
+    data::TrainingStream stream = stream_over({{corpus.src, corpus.tgt, 1.0}}, o);
+    return source_ids_by_epoch(stream, 3);
+  };
+  const std::vector<IdsByLine> one = run(1, 7);
+  const std::vector<std::string> lines = [&] {
+    std::vector<std::string> all;
+    std::istringstream in(attn::testing::synthetic_text(200, 23));
+    for (std::string line; std::getline(in, line);) all.push_back(line);
+    return all;
+  }();
+  int changed = 0;
+  for (int64_t line = 0; line < 200; ++line) {
+    for (const IdsByLine& epoch : one) {
+      REQUIRE(epoch.count(line) == 1);
+      CHECK(vocab.decode(epoch.at(line)) == vocab.decode(vocab.encode(lines[size_t(line)])));
+    }
+    if (one[1].at(line) != one[2].at(line)) ++changed;
+  }
+  CHECK(changed > 50);                 // fresh draws in epoch 3, not epoch 2's again
+  CHECK(run(3, 7) == one);             // the encoding threads change nothing
+  CHECK(run(1, 8)[0] != one[0]);       // another seed, other segmentations
 }
 
 TEST_CASE("files of different lengths are an error naming both files and the line where one ended",

@@ -354,3 +354,20 @@ TEST_CASE("train.keep_checkpoints and train.ema_decay refuse values outside thei
   CHECK_THAT(error_of_json({{"train", {{"ema_decay", -0.5}}}}), Contains("train.ema_decay must be in [0, 1)"));
   CHECK(error_of_json({{"train", {{"ema_decay", 0.999}}}}).empty());
 }
+
+TEST_CASE("vocab.sampling_* and data.concat_* refuse values outside their ranges", "[io][config]") {
+  CHECK(error_of_json({{"vocab", {{"sampling_alpha", 1.5}}}}) == "vocab.sampling_alpha must be in [0, 1]; got 1.5");
+  CHECK(error_of_json({{"vocab", {{"sampling_alpha", -0.1}}}}) == "vocab.sampling_alpha must be in [0, 1]; got -0.1");
+  CHECK(error_of_json({{"vocab", {{"sampling_nbest", -1}}}}) == "vocab.sampling_nbest must be in [2, 1024]; got -1");
+  CHECK(error_of_json({{"data", {{"concat_prob", 1.2}}}}) == "data.concat_prob must be in [0, 1]; got 1.2");
+  CHECK(error_of_json({{"data", {{"concat_max", 5}}}}) == "data.concat_max must be in [2, 4]; got 5");
+  CHECK(error_of_json({{"data", {{"concat_max", 1}}}}) == "data.concat_max must be in [2, 4]; got 1");
+  const Config on = config_from_json({{"vocab", {{"sampling_alpha", 0.1}}}, {"data", {{"concat_prob", 0.5}}}});
+  CHECK(on.vocab.sampling_alpha == 0.1);
+  CHECK(on.data.concat_prob == 0.5);
+  const Config off = config_from_json(json::object());  // off by default
+  CHECK(off.vocab.sampling_alpha == 0);
+  CHECK(off.data.concat_prob == 0);
+  CHECK(off.data.concat_max == 3);
+  CHECK(off.vocab.sampling_nbest == 64);
+}

@@ -184,10 +184,16 @@ TEST_CASE("a resumed run (--resume) reaches the parameters and optimizer state o
   // With train.ema_decay, the moving average of the weights is one more extra tensor.
   const int64_t buffer_pairs = GENERATE(int64_t(1000000), int64_t(16));
   const double ema_decay = GENERATE(0.0, 0.75);
-  INFO("data.buffer_pairs " << buffer_pairs << ", train.ema_decay " << ema_decay);
+  // Subword sampling and concatenated pairs: training-only draws, which resume must repeat.
+  const bool augment = GENERATE(false, true);
+  INFO("data.buffer_pairs " << buffer_pairs << ", train.ema_decay " << ema_decay << ", augment " << augment);
   const json train = {{"max_steps", 12}, {"save_every", 3}, {"ema_decay", ema_decay}};
   TinyRun straight(train), interrupted(train);
-  straight.config.data.buffer_pairs = interrupted.config.data.buffer_pairs = buffer_pairs;
+  for (io::Config* config : {&straight.config, &interrupted.config}) {
+    config->data.buffer_pairs = buffer_pairs;
+    config->vocab.sampling_alpha = augment ? 0.2 : 0.0;
+    config->data.concat_prob = augment ? 0.5 : 0.0;
+  }
   train::train(straight.config, poison_steps(4, 4));
 
   io::Config first_half = interrupted.config;

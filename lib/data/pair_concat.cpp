@@ -1,0 +1,55 @@
+#include "data/pair_concat.h"
+
+#include "core/rng.h"
+
+namespace attn::data {
+
+namespace {
+
+// Appends `part`'s ids without its eos.
+void append_text(std::vector<int32_t>& side, const std::vector<int32_t>& part) {
+  side.insert(side.end(), part.begin(), part.end() - 1);
+}
+
+}  // namespace
+
+PackedExamples concatenate_pairs(const PackedExamples& examples, const ConcatOptions& options, int max_len,
+                                 uint64_t seed, int64_t& joined) {
+  PackedExamples out;
+  joined = 0;
+  const size_t n = examples.size();
+  Rng draws(seed);
+  for (size_t i = 0; i < n; ++i) {
+    Example example = examples.unpack(i);
+    // The draws are made whether or not a join fits, so that one pair's length does not shift
+    // the draws of the pairs after it.
+    const bool join = draws.uniform() < options.prob;
+    const auto partners = static_cast<size_t>(1 + draws.below(uint64_t(options.max_pairs - 1)));
+    std::vector<size_t> others(partners);
+    for (size_t& other : others) other = size_t(draws.below(n));
+    if (join && n > 1) {
+      Example combined;
+      append_text(combined.src, example.src);
+      append_text(combined.tgt, example.tgt);
+      for (size_t other : others) {
+        const Example part = examples.unpack(other);
+        append_text(combined.src, part.src);
+        append_text(combined.tgt, part.tgt);
+      }
+      // + 1: the eos.
+      if (int64_t(combined.src.size()) + 1 <= max_len && int64_t(combined.tgt.size()) + 1 <= max_len) {
+        combined.src.push_back(kEosId);
+        combined.tgt.push_back(kEosId);
+        combined.index = example.index;
+        combined.corpus = example.corpus;
+        example = std::move(combined);
+        ++joined;
+      }
+    }
+    out.add(example);
+  }
+  out.shrink_to_fit();
+  return out;
+}
+
+}  // namespace attn::data
