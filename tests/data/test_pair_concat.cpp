@@ -48,7 +48,7 @@ data::PackedExamples numbered_pairs(int count) {
 
 }  // namespace
 
-TEST_CASE("concatenated pairs join whole pairs in the same order on both sides, within max_len", "[data][concat]") {
+TEST_CASE("concatenated pairs join whole pairs in the same order on both sides - within max_len", "[data][concat]") {
   const int max_pairs = GENERATE(2, 3, 4);
   INFO("concat_max " << max_pairs);
   const data::PackedExamples input = numbered_pairs(300);

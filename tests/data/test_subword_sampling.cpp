@@ -22,7 +22,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("sampled segmentations vary with the key, repeat with it, and decode to the same text",
+TEST_CASE("sampled segmentations vary with the key - repeat with it - and decode to the same text",
           "[data][vocab][sampling]") {
   const std::string type = GENERATE("unigram", "bpe");
   INFO("vocab type " << type);
@@ -46,7 +46,7 @@ TEST_CASE("sampled segmentations vary with the key, repeat with it, and decode t
   CHECK(varied > int(lines.size()) * 3 / 4);
 }
 
-TEST_CASE("without sampling, encode_sampled and encode_example give the deterministic segmentation",
+TEST_CASE("without sampling encode_sampled and encode_example give the deterministic segmentation",
           "[data][vocab][sampling]") {
   const std::string type = GENERATE("unigram", "bpe");
   const data::Vocab vocab = data::Vocab::load(attn::testing::tiny_vocab_model(type));
