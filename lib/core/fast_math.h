@@ -46,7 +46,7 @@ inline float fast_exp(float x) {
   std::memcpy(&product_bits, &product, sizeof product_bits);
   std::memcpy(&x_bits, &x, sizeof x_bits);
   uint32_t keep_product = 0u - static_cast<uint32_t>(x >= kUnderflow);  // all ones or 0; NaN: 0
-  uint32_t keep_x = 0u - static_cast<uint32_t>(x != x);                  // NaN: all ones
+  uint32_t keep_x = 0u - static_cast<uint32_t>(x != x);                 // NaN: all ones
   uint32_t result_bits = (product_bits & keep_product) | (x_bits & keep_x);
   float result;
   std::memcpy(&result, &result_bits, sizeof result);

@@ -25,6 +25,8 @@ class Rng {
 
   uint64_t next_u64() { return mix64(seed_, counter_++); }
   float uniform() { return uniform_at(seed_, counter_++); }
+  // Uniform in [0, 1) from the top 53 bits: for choices whose weights need double precision.
+  double uniform_double() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
   float normal(float mean = 0.f, float stddev = 1.f);  // Box-Muller
   uint64_t below(uint64_t bound) { return next_u64() % bound; }
   // Reserves `count` values for a parallel consumer and returns the first index.

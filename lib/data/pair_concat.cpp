@@ -1,10 +1,15 @@
 #include "data/pair_concat.h"
 
+#include <array>
+
+#include "core/check.h"
 #include "core/rng.h"
 
 namespace attn::data {
 
 namespace {
+
+constexpr size_t kMaxPartners = 3;  // ConcatOptions::max_pairs is at most 4
 
 // Appends `part`'s ids without its eos.
 void append_text(std::vector<int32_t>& side, const std::vector<int32_t>& part) {
@@ -18,6 +23,8 @@ PackedExamples concatenate_pairs(const PackedExamples& examples, const ConcatOpt
   PackedExamples out;
   joined = 0;
   const size_t n = examples.size();
+  ATTN_CHECK(options.max_pairs >= 2 && size_t(options.max_pairs) <= kMaxPartners + 1, "concatenate_pairs: max_pairs ",
+             options.max_pairs, " is outside [2, 4]");
   Rng draws(seed);
   for (size_t i = 0; i < n; ++i) {
     Example example = examples.unpack(i);
@@ -25,14 +32,14 @@ PackedExamples concatenate_pairs(const PackedExamples& examples, const ConcatOpt
     // the draws of the pairs after it.
     const bool join = draws.uniform() < options.prob;
     const auto partners = static_cast<size_t>(1 + draws.below(uint64_t(options.max_pairs - 1)));
-    std::vector<size_t> others(partners);
-    for (size_t& other : others) other = size_t(draws.below(n));
+    std::array<size_t, kMaxPartners> others{};
+    for (size_t p = 0; p < partners; ++p) others[p] = size_t(draws.below(n));
     if (join && n > 1) {
       Example combined;
       append_text(combined.src, example.src);
       append_text(combined.tgt, example.tgt);
-      for (size_t other : others) {
-        const Example part = examples.unpack(other);
+      for (size_t p = 0; p < partners; ++p) {
+        const Example part = examples.unpack(others[p]);
         append_text(combined.src, part.src);
         append_text(combined.tgt, part.tgt);
       }

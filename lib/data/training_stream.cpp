@@ -79,7 +79,7 @@ void encode_into(const Setup& setup, const RawPairs& raw, int64_t serial, int64_
 // The corpus of the next pair: a draw in proportion to the weights.
 size_t draw_corpus(const Setup& setup, Rng& draws) {
   if (setup.corpora.size() == 1) return 0;
-  const double u = static_cast<double>(draws.next_u64() >> 11) * 0x1.0p-53;
+  const double u = draws.uniform_double();
   const auto& cumulative = setup.cumulative_weights;
   auto found = std::upper_bound(cumulative.begin(), cumulative.end(), u);
   return std::min<size_t>(size_t(found - cumulative.begin()), cumulative.size() - 1);

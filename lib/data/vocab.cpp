@@ -202,7 +202,7 @@ std::vector<int32_t> Vocab::sample_nbest(const std::string& text, const Segmenta
   for (size_t i = 0; i < count; ++i)
     total += weights[i] = std::exp(sampling.alpha * (nbest.nbests(int(i)).score() - best));
   Rng draws(key);
-  double u = double(draws.next_u64() >> 11) * 0x1.0p-53 * total;
+  double u = draws.uniform_double() * total;
   size_t chosen = 0;
   while (chosen + 1 < count && (u -= weights[chosen]) >= 0) ++chosen;
   const auto pieces = nbest.nbests(int(chosen));

@@ -32,8 +32,12 @@ TEST_CASE("fast_exp of NaN is NaN and of infinities 0 and the largest value", "[
 // The same special cases inside a loop the compiler vectorises, as softmax and cross-entropy
 // use it: the lanes must keep the scalar rules (NaN stays NaN, masked scores give exactly 0).
 TEST_CASE("fast_exp keeps its special cases in a vectorised loop", "[core][fast_math]") {
-  std::vector<float> x = {0.f, -1.5f, attn::ops::kMaskValue, std::nanf(""), 2.f, -INFINITY, INFINITY, -87.f,
-                          -88.f, 88.f, 1000.f, -100.f, 0.5f, -0.25f, 3.f, -20.f, 7.f};
+  std::vector<float> x = {0.f,           -1.5f,  attn::ops::kMaskValue,
+                          std::nanf(""), 2.f,    -INFINITY,
+                          INFINITY,      -87.f,  -88.f,
+                          88.f,          1000.f, -100.f,
+                          0.5f,          -0.25f, 3.f,
+                          -20.f,         7.f};
   std::vector<float> y(x.size());
   const float* in = x.data();
   float* out = y.data();
