@@ -33,7 +33,7 @@ constexpr std::chrono::milliseconds kInputPause{30};
 constexpr std::chrono::milliseconds kWaitForever{-1};
 
 struct Flags {
-  std::string model_dir, checkpoint, input, output, subset;
+  std::string model_dir, checkpoint, input, output, subset, precision;
   int beam = 0, batch_size = 0, nbest = 0, threads = 0;
   float length_penalty = 0.f;
   bool has_length_penalty = false, quiet = false;
@@ -156,7 +156,8 @@ int translate(const Flags& flags) {
   Input input(input_path);
   Output output(flags.output);
 
-  attn::run::LoadedRun run = attn::run::load_run(model_dir, flags.checkpoint);
+  attn::run::LoadedRun run =
+      attn::run::load_run(model_dir, flags.checkpoint, attn::apps::precision_flag(flags.precision));
   attn::dnn::set_num_threads(flags.threads > 0 ? flags.threads : run.config.train.threads);
   const attn::decode::TranslateOptions options = translate_options(run.config, flags);
   attn::decode::Translator translator(*run.model, run.vocab->source, run.vocab->target, options);
@@ -228,6 +229,7 @@ int main(int argc, char** argv) {
       ->needs(sample);
   app.add_option("--seed", flags.sampling.seed, "with --sample: the same seed gives the same samples (default 0)")
       ->needs(sample);
+  attn::apps::add_precision_option(app, flags.precision);
   app.add_option("--threads", flags.threads, "OpenMP threads (default: train.threads)")->check(at_least(1));
   app.add_flag("--quiet", flags.quiet, "no summary (lines, tokens, seconds, sentences/s) on stderr at the end");
   return attn::apps::run_app(app, argc, argv, [&] {
