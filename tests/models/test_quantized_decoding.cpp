@@ -78,7 +78,8 @@ TEST_CASE("int8 decoding stays close to f32 and f32 after it is bit for bit as b
   CHECK(max_abs(difference) <= 0.05 * max_abs(f32_logits));
   int same = 0;
   for (size_t i = 0; i < f32_tokens.size(); ++i) same += int8_tokens[i] == f32_tokens[i];
-  // Measured: 16 of 16 for every kind; at least 14 of 16 required.
+  // Measured: 16, 16 and 15 of 16 (transformer, rnn gru, rnn lstm), the logits within 2.6% to
+  // 3.6% of their largest; at least 14 of 16 required.
   CHECK(same >= 14);
 
   model->parameters().prepare_matmul_weights(Precision::f32);
