@@ -15,6 +15,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sstream>
@@ -23,6 +24,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/build_info.h"
+#include "core/matmul_weight.h"
 #include "dnnl/onednn_info.h"
 
 namespace attn::apps {
@@ -71,6 +73,20 @@ inline CLI::Validator in_range(double min, double max, bool above_min = false) {
 // word is not one ("attn-bench bogus"), CLI11 would only say that a subcommand is required;
 // this names the word and the valid subcommands. (None of these programs has an option
 // before its subcommand, so the first word that is not a flag is the subcommand.)
+// --precision of the programs that decode a run: the matmuls' f32, bf16 or int8 (the
+// default, nullopt, is the run's own: int8 for attn-quantize's runs, else f32).
+inline CLI::Option* add_precision_option(CLI::App& app, std::string& value) {
+  return app
+      .add_option("--precision", value,
+                  "matmul precision of decoding: f32, bf16 or int8 (weights converted once at load; default: int8 for "
+                  "a run written by attn-quantize, else f32)")
+      ->check(CLI::IsMember({"f32", "bf16", "int8"}));
+}
+inline std::optional<Precision> precision_flag(const std::string& value) {
+  if (value.empty()) return std::nullopt;
+  return parse_precision(value);
+}
+
 inline std::string parse_error_message(const CLI::App& app, const CLI::ParseError& error, int argc, char** argv) {
   const auto subcommands = app.get_subcommands([](const CLI::App*) { return true; });
   if (subcommands.empty() || !app.get_subcommands().empty()) return std::string(error.what()) + " (see --help)";

@@ -19,7 +19,7 @@
 namespace {
 
 struct DecodeFlags {
-  std::string model_dir, checkpoint, config_path, input;
+  std::string model_dir, checkpoint, config_path, input, precision;
   int beam = 5, batch_size = 32, threads = 0;
   int window_batches = attn::decode::TranslateOptions{}.window_batches;
   int64_t sentences = 0, source_length = 12;
@@ -41,7 +41,8 @@ attn::decode::TranslateOptions translate_options(const attn::io::Config& config,
 
 attn::bench::DecodeBenchmarkResult run_decode(const DecodeFlags& flags) {
   if (flags.config_path.empty()) {
-    attn::run::LoadedRun run = attn::run::load_run(attn::apps::resolve_model_dir(flags.model_dir), flags.checkpoint);
+    attn::run::LoadedRun run = attn::run::load_run(attn::apps::resolve_model_dir(flags.model_dir), flags.checkpoint,
+                                                   attn::apps::precision_flag(flags.precision));
     set_compute(run.config, flags.threads);
     auto options = translate_options(run.config, flags);
     if (flags.input.empty())
@@ -55,6 +56,7 @@ attn::bench::DecodeBenchmarkResult run_decode(const DecodeFlags& flags) {
   attn::io::Config config = attn::io::load_config(flags.config_path);
   set_compute(config, flags.threads);
   auto model = attn::models::make_model(config, {config.vocab.size, config.vocab.size});
+  attn::run::set_decoding_precision(*model, attn::apps::precision_flag(flags.precision).value_or(attn::Precision::f32));
   return attn::bench::run_random_decode_benchmark(*model, flags.sentences > 0 ? flags.sentences : 500,
                                                   flags.source_length, translate_options(config, flags), 1);
 }
@@ -100,6 +102,7 @@ int main(int argc, char** argv) {
                    "with --input: batches per length-sorted window, as attn-translate streams (default " +
                        std::to_string(flags.window_batches) + "); 0 sorts the whole input at once")
       ->check(at_least(0));
+  attn::apps::add_precision_option(*decode, flags.precision);
   decode->add_option("--threads", flags.threads, "OpenMP threads (default: train.threads)")->check(at_least(1));
   decode->add_flag("--json", json, "print one JSON object");
 

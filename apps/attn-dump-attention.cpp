@@ -34,7 +34,7 @@ excluded on both sides (a token whose argmax is the source </s> gets no link).
 
 struct Flags {
   std::vector<std::string> model_dirs;  // a vector only to refuse an ensemble clearly
-  std::string checkpoint, src_path, tgt_path, out_path, kind;
+  std::string checkpoint, src_path, tgt_path, out_path, kind, precision;
   int layer = 0, head = 0, beam = 1, batch_size = 0, threads = 0;
   bool average_heads = false, alignments = false;
   bool has_layer = false, has_head = false;
@@ -60,7 +60,8 @@ int dump(const Flags& flags) {
   ATTN_CHECK(flags.model_dirs.size() <= 1, "--model is given ", flags.model_dirs.size(),
              " times: attn-dump-attention shows the attention of one model (ensembles are for attn-translate)");
   const std::string model_flag = flags.model_dirs.empty() ? "" : flags.model_dirs.front();
-  attn::run::LoadedRun run = attn::run::load_run(attn::apps::resolve_model_dir(model_flag), flags.checkpoint);
+  attn::run::LoadedRun run = attn::run::load_run(attn::apps::resolve_model_dir(model_flag), flags.checkpoint,
+                                                 attn::apps::precision_flag(flags.precision));
   attn::dnn::set_num_threads(flags.threads > 0 ? flags.threads : run.config.train.threads);
   const std::vector<std::string> sources = attn::data::read_lines(flags.src_path);
   std::vector<std::string> targets;
@@ -130,6 +131,7 @@ int main(int argc, char** argv) {
       ->excludes(tgt);
   app.add_option("--batch-size", flags.batch_size, "sentences per batch (default: decode.batch_size)")
       ->check(at_least(1));
+  attn::apps::add_precision_option(app, flags.precision);
   app.add_option("--threads", flags.threads, "OpenMP threads (default: train.threads)")->check(at_least(1));
   return attn::apps::run_app(app, argc, argv, [&] {
     flags.has_layer = layer->count() > 0;

@@ -37,7 +37,7 @@ constexpr std::chrono::milliseconds kWaitForever{-1};
 struct Flags {
   std::vector<std::string> model_dirs, checkpoints;  // --checkpoint: none, or one per --model
   std::vector<float> weights;
-  std::string input, output, subset;
+  std::string input, output, subset, precision;
   int beam = 0, batch_size = 0, nbest = 0, threads = 0;
   float length_penalty = 0.f;
   bool has_length_penalty = false, quiet = false;
@@ -165,7 +165,8 @@ int translate(const Flags& flags) {
   Input input(input_path);
   Output output(flags.output);
 
-  const attn::run::LoadedEnsemble models = attn::run::load_ensemble(model_dirs, flags.checkpoints, flags.weights);
+  const attn::run::LoadedEnsemble models = attn::run::load_ensemble(
+      model_dirs, flags.checkpoints, flags.weights, attn::apps::precision_flag(flags.precision));
   const attn::run::LoadedRun& run = models.first();
   attn::dnn::set_num_threads(flags.threads > 0 ? flags.threads : run.config.train.threads);
   const attn::decode::TranslateOptions options = translate_options(models, flags);
@@ -245,6 +246,7 @@ int main(int argc, char** argv) {
       ->needs(sample);
   app.add_option("--seed", flags.sampling.seed, "with --sample: the same seed gives the same samples (default 0)")
       ->needs(sample);
+  attn::apps::add_precision_option(app, flags.precision);
   app.add_option("--threads", flags.threads, "OpenMP threads (default: train.threads)")->check(at_least(1));
   app.add_flag("--quiet", flags.quiet, "no summary (lines, tokens, seconds, sentences/s) on stderr at the end");
   return attn::apps::run_app(app, argc, argv, [&] {

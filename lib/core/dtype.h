@@ -1,5 +1,6 @@
 #pragma once
-// Storage types. f32 is the working type; bf16 is a storage type for matmul inputs on AMX.
+// Storage types. f32 is the working type; bf16 is a storage type for matmul inputs on AMX; s8
+// holds quantised weights and activations of int8 decoding (core/quantized_matrix.h).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -7,10 +8,12 @@
 
 namespace attn {
 
-enum class DType { f32, bf16 };
+enum class DType { f32, bf16, s8 };
 
-inline size_t dtype_size(DType dtype) { return dtype == DType::f32 ? 4 : 2; }
-inline std::string dtype_name(DType dtype) { return dtype == DType::f32 ? "F32" : "BF16"; }
+inline size_t dtype_size(DType dtype) { return dtype == DType::f32 ? 4 : dtype == DType::bf16 ? 2 : 1; }
+inline std::string dtype_name(DType dtype) {
+  return dtype == DType::f32 ? "F32" : dtype == DType::bf16 ? "BF16" : "I8";
+}
 
 // bf16 is the upper half of an f32.
 inline float bf16_to_f32(uint16_t value) {
@@ -18,6 +21,15 @@ inline float bf16_to_f32(uint16_t value) {
   float result;
   std::memcpy(&result, &bits, 4);
   return result;
+}
+
+// Round to nearest even (what oneDNN's reorders do); NaN stays NaN.
+inline uint16_t f32_to_bf16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(bits >> 16);
 }
 
 }  // namespace attn

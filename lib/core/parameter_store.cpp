@@ -112,4 +112,21 @@ Tensor ParameterStore::get(const std::string& name) const {
   return parameters_[found->second].tensor;
 }
 
+std::shared_ptr<const MatmulWeight> ParameterStore::matmul_weight(const std::string& name) {
+  auto found = matmul_weights_.find(name);
+  if (found != matmul_weights_.end()) return found->second;
+  Tensor parameter = get(name);
+  ATTN_CHECK(parameter.rank() == 2, "parameter ", name, " ", to_string(parameter.shape()), " is not a matrix");
+  auto weight = std::make_shared<MatmulWeight>();
+  weight->f32 = parameter;  // a handle: finalize()'s rebind reaches it too
+  weight->prepare(matmul_precision_);
+  matmul_weights_.emplace(name, weight);
+  return weight;
+}
+
+void ParameterStore::prepare_matmul_weights(Precision precision) {
+  for (auto& [name, weight] : matmul_weights_) weight->prepare(precision);
+  matmul_precision_ = precision;
+}
+
 }  // namespace attn

@@ -17,11 +17,14 @@
 // so kernels see the same alignment; the padding between parameters stays zero in both
 // buffers, so it adds nothing to a norm and no optimizer moves it.
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "core/init.h"
+#include "core/matmul_weight.h"
 #include "core/rng.h"
 #include "core/tensor.h"
 
@@ -65,6 +68,14 @@ class ParameterStore {
   Tensor get(const std::string& name) const;
   Rng& rng() { return rng_; }
 
+  // The one MatmulWeight of the rank-2 parameter `name` (made on first request; layers ask
+  // for it when they are built). Decoding multiplies with its prepared form.
+  std::shared_ptr<const MatmulWeight> matmul_weight(const std::string& name);
+  // Converts every matmul weight to `precision` once, from the current f32 values (f32 drops
+  // the copies). For inference: the copies do not follow later changes of the values.
+  void prepare_matmul_weights(Precision precision);
+  Precision matmul_precision() const { return matmul_precision_; }
+
  private:
   void check_finalized(const char* what) const;
 
@@ -74,6 +85,8 @@ class ParameterStore {
   bool finalized_ = false;
   Tensor flat_values_;  // (size())
   Tensor flat_grads_;   // (size())
+  std::map<std::string, std::shared_ptr<MatmulWeight>> matmul_weights_;
+  Precision matmul_precision_ = Precision::f32;
 };
 
 }  // namespace attn

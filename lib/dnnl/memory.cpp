@@ -5,7 +5,15 @@
 namespace attn::dnn {
 
 dnnl::memory::data_type to_dnnl(DType dtype) {
-  return dtype == DType::f32 ? dnnl::memory::data_type::f32 : dnnl::memory::data_type::bf16;
+  switch (dtype) {
+    case DType::f32:
+      return dnnl::memory::data_type::f32;
+    case DType::bf16:
+      return dnnl::memory::data_type::bf16;
+    case DType::s8:
+      return dnnl::memory::data_type::s8;
+  }
+  return dnnl::memory::data_type::undef;
 }
 
 dnnl::memory::dims to_dims(const Shape& shape) { return dnnl::memory::dims(shape.begin(), shape.end()); }

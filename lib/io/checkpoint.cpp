@@ -16,7 +16,9 @@ namespace {
 constexpr const char* kFormat = "attn";
 constexpr const char* kFormatVersion = "1";
 constexpr const char* kChecksumKey = "data_crc32c";
-const char* const kReservedKeys[] = {"format", "format_version", "extra_tensors", kChecksumKey};
+constexpr const char* kQuantizedKey = "quantized";
+constexpr const char* kQuantizedInt8 = "int8";
+const char* const kReservedKeys[] = {"format", "format_version", "extra_tensors", kChecksumKey, kQuantizedKey};
 
 // The checksum of the data section as write_safetensors lays it out: the entries' bytes in order.
 uint32_t data_checksum(const std::vector<TensorEntry>& entries) {
@@ -71,11 +73,15 @@ void check_data_checksum(const std::string& path, const std::map<std::string, st
              crc32c_hex(computed), ", metadata \"", kChecksumKey, "\" says ", quoted_name(recorded->second), ")");
 }
 
-// The stored bytes as a tensor; checkpoints hold F32 (and BF16 is understood).
+// The stored bytes as a tensor; checkpoints hold F32, and I8 in quantised ones (BF16 is understood).
 Tensor to_tensor(const std::string& path, const StoredTensor& stored) {
-  ATTN_CHECK(stored.dtype == ElementType::f32 || stored.dtype == ElementType::bf16, path, ": tensor ",
-             quoted_name(stored.name), " has dtype ", element_type_name(stored.dtype), "; checkpoints hold F32");
-  Tensor tensor = Tensor::empty(stored.shape, stored.dtype == ElementType::f32 ? DType::f32 : DType::bf16);
+  ATTN_CHECK(stored.dtype == ElementType::f32 || stored.dtype == ElementType::bf16 || stored.dtype == ElementType::i8,
+             path, ": tensor ", quoted_name(stored.name), " has dtype ", element_type_name(stored.dtype),
+             "; checkpoints hold F32 (and I8 when quantised)");
+  DType dtype = stored.dtype == ElementType::f32    ? DType::f32
+                : stored.dtype == ElementType::bf16 ? DType::bf16
+                                                    : DType::s8;
+  Tensor tensor = Tensor::empty(stored.shape, dtype);
   std::memcpy(tensor.raw(), stored.bytes.data(), stored.bytes.size());
   return tensor;
 }
@@ -91,6 +97,13 @@ std::vector<std::string> parameter_mismatches(const Checkpoint& checkpoint, cons
     } else if (found->second.shape() != parameter.tensor.shape()) {
       problems.push_back("parameter " + quoted_name(parameter.name) + " has shape " + to_string(found->second.shape()) +
                          " in the checkpoint but " + model_shape + " in the model");
+    } else if (found->second.dtype() == DType::s8) {
+      auto scales = checkpoint.extras.find(quantized_scales_name(parameter.name));
+      if (parameter.tensor.rank() != 2 || scales == checkpoint.extras.end() ||
+          scales->second.shape() != Shape{parameter.tensor.dim(0)} || scales->second.dtype() != DType::f32)
+        problems.push_back("parameter " + quoted_name(parameter.name) + " is I8 in the checkpoint without F32 scales " +
+                           quoted_name(quantized_scales_name(parameter.name)) + " of shape (" +
+                           std::to_string(parameter.tensor.dim(0)) + ")");
     } else if (found->second.dtype() != DType::f32) {
       problems.push_back("parameter " + quoted_name(parameter.name) + " is " + dtype_name(found->second.dtype()) +
                          " in the checkpoint, not F32");
@@ -105,14 +118,16 @@ std::vector<std::string> parameter_mismatches(const Checkpoint& checkpoint, cons
 
 // Writes the parameters' entries followed by the extras'.
 void write_checkpoint(const std::string& path, std::vector<TensorEntry> entries, const CheckpointExtras& extras,
-                      const std::function<bool(const std::string&)>& is_parameter) {
+                      const std::function<bool(const std::string&)>& is_parameter, bool quantized = false) {
   for (const auto& [name, tensor] : extras.tensors) {
     ATTN_CHECK(!is_parameter(name), path, ": extra tensor ", quoted_name(name), " has the name of a parameter");
     ATTN_CHECK(tensor.defined() && tensor.dtype() == DType::f32, path, ": extra tensor ", quoted_name(name),
                " must be f32");
     entries.push_back(entry_of(name, tensor));
   }
-  write_safetensors(path, entries, checkpoint_metadata(path, extras, data_checksum(entries)));
+  std::map<std::string, std::string> metadata = checkpoint_metadata(path, extras, data_checksum(entries));
+  if (quantized) metadata[kQuantizedKey] = kQuantizedInt8;
+  write_safetensors(path, entries, metadata);
 }
 
 }  // namespace
@@ -135,6 +150,33 @@ void save_checkpoint(const std::string& path, const std::map<std::string, Tensor
   write_checkpoint(path, std::move(entries), extras,
                    [&](const std::string& name) { return parameters.count(name) > 0; });
 }
+
+void save_quantized_checkpoint(const std::string& path, const ParameterStore& store, CheckpointExtras extras) {
+  std::vector<TensorEntry> entries;
+  std::vector<QuantizedMatrix> matrices;  // the entries point into these
+  matrices.reserve(store.parameters().size());
+  for (const NamedParameter& parameter : store.parameters()) {
+    if (parameter.tensor.rank() != 2) {
+      entries.push_back(entry_of(parameter.name, parameter.tensor));
+      continue;
+    }
+    matrices.push_back(quantize_rows(parameter.tensor));
+    entries.push_back(entry_of(parameter.name, matrices.back().values));
+    const std::string scales = quantized_scales_name(parameter.name);
+    ATTN_CHECK(!store.contains(scales) && !extras.tensors.count(scales), path, ": tensor name ", quoted_name(scales),
+               " is taken");
+    extras.tensors[scales] = matrices.back().scales;
+  }
+  write_checkpoint(
+      path, std::move(entries), extras, [&](const std::string& name) { return store.contains(name); }, true);
+}
+
+bool is_quantized(const std::map<std::string, std::string>& metadata) {
+  auto found = metadata.find(kQuantizedKey);
+  return found != metadata.end() && found->second == kQuantizedInt8;
+}
+
+std::string quantized_scales_name(const std::string& parameter) { return parameter + ".scales"; }
 
 Checkpoint load_checkpoint(const std::string& path) {
   SafetensorsFile file = read_safetensors(path);
@@ -169,7 +211,10 @@ void load_parameters(const Checkpoint& checkpoint, ParameterStore& store) {
   for (const NamedParameter& parameter : store.parameters()) {
     Tensor destination = parameter.tensor;
     const Tensor& source = checkpoint.parameters.at(parameter.name);
-    std::memcpy(destination.data(), source.data(), source.numel() * sizeof(float));
+    if (source.dtype() == DType::s8)
+      dequantize_rows({source, checkpoint.extras.at(quantized_scales_name(parameter.name))}, destination);
+    else
+      std::memcpy(destination.data(), source.data(), source.numel() * sizeof(float));
   }
 }
 

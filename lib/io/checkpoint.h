@@ -8,10 +8,16 @@
 // CRC32C (io/checksum.h) of all tensor data in file order; every load verifies it, so a
 // damaged file is an error naming it, not weights that train to NaN. Checkpoints written
 // before it existed have no such key and load unverified.
+//
+// A quantised checkpoint (attn-quantize) has metadata "quantized": "int8" and holds every
+// matrix parameter (rank 2) as I8 values with F32 per-row scales (core/quantized_matrix.h),
+// the scales as extra tensor "<name>.scales"; vectors stay F32. It is about 4x smaller;
+// load_parameters dequantises it, so it loads like any checkpoint (training refuses it).
 #include <map>
 #include <string>
 
 #include "core/parameter_store.h"
+#include "core/quantized_matrix.h"
 #include "core/tensor.h"
 
 namespace attn::io {
@@ -34,13 +40,21 @@ void save_checkpoint(const std::string& path, const ParameterStore& store, const
 void save_checkpoint(const std::string& path, const std::map<std::string, Tensor>& parameters,
                      const CheckpointExtras& extras = {});
 
+// The store's parameters quantised (matrices to I8 + scales), with the marker, atomically.
+void save_quantized_checkpoint(const std::string& path, const ParameterStore& store, CheckpointExtras extras = {});
+// Whether checkpoint metadata marks a quantised checkpoint.
+bool is_quantized(const std::map<std::string, std::string>& metadata);
+// The extra tensor holding the per-row scales of quantised parameter `parameter`.
+std::string quantized_scales_name(const std::string& parameter);
+
 // Reads and checks the format, version and data checksum; tensors come back as f32 (or bf16)
 // tensors.
 Checkpoint load_checkpoint(const std::string& path);
 
 // Copies the checkpoint's parameters into the store after checking that every parameter is
-// present with the same shape and F32, and that there is no unexpected one; on any mismatch
-// nothing is copied and the error names the tensors and both shapes.
+// present with the same shape and F32 (or I8 with its scales: dequantised), and that there is
+// no unexpected one; on any mismatch nothing is copied and the error names the tensors and
+// both shapes.
 void load_parameters(const Checkpoint& checkpoint, ParameterStore& store);
 
 // Copies extra tensor `name` into `destination` (same shape, f32), e.g. Adam's moments.

@@ -248,7 +248,9 @@ std::optional<ElementType> parse_element_type(const std::string& name) {
   return std::nullopt;
 }
 
-ElementType element_type_of(DType dtype) { return dtype == DType::f32 ? ElementType::f32 : ElementType::bf16; }
+ElementType element_type_of(DType dtype) {
+  return dtype == DType::f32 ? ElementType::f32 : dtype == DType::bf16 ? ElementType::bf16 : ElementType::i8;
+}
 
 TensorEntry entry_of(const std::string& name, const Tensor& tensor) {
   return {name, element_type_of(tensor.dtype()), tensor.shape(), tensor.raw(),

@@ -1,7 +1,9 @@
 #pragma once
-// Linear: y = x W^T + b with W (out, in) Xavier-initialised and b zero.
+// Linear: y = x W^T + b with W (out, in) Xavier-initialised and b zero. In decoding it
+// multiplies with the form of W its store prepared (ParameterStore::prepare_matmul_weights).
 //
 // Shapes: x (..., in) -> y (..., out).
+#include <memory>
 #include <string>
 
 #include "core/parameter_store.h"
@@ -19,8 +21,9 @@ class Linear {
   const Tensor& bias() const { return bias_; }
 
  private:
-  Tensor weight_;  // (out, in)
-  Tensor bias_;    // (out) or undefined
+  Tensor weight_;                              // (out, in)
+  std::shared_ptr<const MatmulWeight> forms_;  // weight_ in the store's decoding precision
+  Tensor bias_;                                // (out) or undefined
 };
 
 }  // namespace attn::layers

@@ -1,6 +1,7 @@
 #include "models/token_embeddings.h"
 
 #include "data/vocab.h"
+#include "ops/linear.h"
 #include "ops/matmul.h"
 
 namespace attn::models {
@@ -36,13 +37,18 @@ void TokenEmbeddings::add_target(ParameterStore& store) {
 
 void TokenEmbeddings::add_output(ParameterStore& store) {
   ATTN_CHECK(added_ == 2, "token embeddings: the output projection is registered after the target table");
-  if (!options_.tied_embeddings)
+  if (options_.tied_embeddings)
+    tied_output_ = store.matmul_weight(options_.shared_embeddings ? "embedding.weight" : "decoder.embedding.weight");
+  else
     output_ = layers::Linear(store, "decoder.output", width_, options_.target_vocab, false);
   ++added_;
 }
 
 Tensor TokenEmbeddings::project(Tape& tape, const Tensor& hidden) const {
   if (!options_.tied_embeddings) return output_(tape, hidden);
+  // f32 keeps its batched matmul (the same kernels, so the same bits as ever); decoding in
+  // bf16 or int8 multiplies with the table's prepared form.
+  if (tied_output_->precision != Precision::f32) return ops::linear(tape, hidden, *tied_output_, Tensor());
   ops::MatmulOptions transposed_table;
   transposed_table.transpose_b = true;
   return ops::matmul(tape, hidden, target_.table(), transposed_table);  // (..., E) x (V, E)^T

@@ -53,7 +53,8 @@ class TokenEmbeddings {
   int64_t width_ = 0;
   int added_ = 0;  // parts registered so far, to enforce the order
   layers::Embedding source_, target_;
-  layers::Linear output_;  // untied only
+  layers::Linear output_;                            // untied only
+  std::shared_ptr<const MatmulWeight> tied_output_;  // tied only: the target table as the projection
 };
 
 }  // namespace attn::models

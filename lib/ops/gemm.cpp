@@ -72,6 +72,20 @@ MatrixView MatrixView::transposed() const {
   return view;
 }
 
+bool bf16_gemm_supported() {
+  static const bool supported = [] {
+    try {
+      auto bf16 = dnn::plain_desc({16, 16}, DType::bf16);
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(bf16, bf16, dnn::plain_desc({16, 16})),
+                                      dnn::Context::get().engine());
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return supported;
+}
+
 uint64_t gemm_flops() { return flop_counter; }
 void reset_gemm_flops() { flop_counter = 0; }
 
@@ -79,7 +93,8 @@ void gemm(const MatrixView& a_in, const MatrixView& b_in, const MatrixView& c, c
   check_operands(a_in, b_in, c);
   flop_counter += 2ull * uint64_t(numel(c.dims)) * uint64_t(a_in.cols());
   auto& context = dnn::Context::get();
-  bool use_bf16 = context.matmul_precision() == dnn::MatmulPrecision::bf16;
+  bool use_bf16 = context.matmul_precision() == dnn::MatmulPrecision::bf16 || a_in.dtype == DType::bf16 ||
+                  b_in.dtype == DType::bf16;
   Tensor a_bf16 = use_bf16 ? to_bf16(a_in) : Tensor();
   Tensor b_bf16 = use_bf16 ? to_bf16(b_in) : Tensor();
   MatrixView a = a_bf16.defined() ? plain_view(a_bf16) : a_in;

@@ -34,11 +34,15 @@ struct GemmOptions {
 };
 
 // c (+)= alpha * a b (+ bias). Runs in bf16 (AMX or AVX-512 BF16) when the context's matmul
-// precision is bf16.
+// precision is bf16 or an operand is bf16 (the other is converted: bf16 decoding's weights).
 void gemm(const MatrixView& a, const MatrixView& b, const MatrixView& c, const GemmOptions& options = {});
 
 // Floating-point operations (2 M N K per matrix) of every gemm since the last reset: the
 // benchmark's exact model FLOP count, attention products included.
+// Whether oneDNN has a matmul for bf16 inputs on this CPU (it needs AVX-512 in 2.6); asked
+// once by creating a small primitive.
+bool bf16_gemm_supported();
+
 uint64_t gemm_flops();
 void reset_gemm_flops();
 

@@ -1,6 +1,7 @@
 #include "ops/linear.h"
 
 #include "ops/gemm.h"
+#include "ops/quantized_linear.h"
 
 namespace attn::ops {
 
@@ -49,6 +50,24 @@ Tensor linear(Tape& tape, const Tensor& x_in, const Tensor& weight, const Tensor
     tape.record([x, weight, bias, y = y.grad_only()] { linear_backward(x, weight, bias, y); });
   }
   Shape shape = x_in.shape();
+  shape.back() = out_features;
+  return y.view(shape);
+}
+
+Tensor linear(Tape& tape, const Tensor& x, const MatmulWeight& weight, const Tensor& bias) {
+  if (weight.precision == Precision::f32) return linear(tape, x, weight.f32, bias);
+  ATTN_CHECK(!tape.needs_grad(x, weight.f32, bias), "linear: ", precision_name(weight.precision),
+             " weights are for decoding; training multiplies in f32");
+  if (weight.precision == Precision::int8) return quantized_linear(x, weight.int8, bias);
+  const Tensor& table = weight.bf16;
+  ATTN_CHECK(x.rank() >= 1 && x.dim(-1) == table.dim(1), "linear: input ", to_string(x.shape()),
+             " does not fit weight ", to_string(table.shape()));
+  int64_t in_features = table.dim(1), out_features = table.dim(0);
+  Tensor rows = x.view({x.numel() / in_features, in_features});
+  Tensor y = Tensor::empty({rows.dim(0), out_features});
+  gemm(MatrixView::of(rows), MatrixView::of(table).transposed(), MatrixView::of(y),
+       GemmOptions::overwrite(1.f, bias.defined() ? bias.data() : nullptr));
+  Shape shape = x.shape();
   shape.back() = out_features;
   return y.view(shape);
 }

@@ -3,10 +3,16 @@
 //
 // Shapes: x (..., K), weight (N, K), bias (N) or undefined -> y (..., N).
 #include "autograd/tape.h"
+#include "core/matmul_weight.h"
 #include "core/tensor.h"
 
 namespace attn::ops {
 
 Tensor linear(Tape& tape, const Tensor& x, const Tensor& weight, const Tensor& bias);
+
+// The same with the form of `weight` its store prepared (core/matmul_weight.h): f32 is the
+// function above, unchanged; bf16 (gemm on bf16 inputs) and int8 (ops/quantized_linear.h) are
+// for decoding and refuse a tape that wants gradients.
+Tensor linear(Tape& tape, const Tensor& x, const MatmulWeight& weight, const Tensor& bias);
 
 }  // namespace attn::ops

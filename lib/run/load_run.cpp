@@ -2,14 +2,16 @@
 
 #include <filesystem>
 
+#include "dnnl/onednn_info.h"
 #include "io/checkpoint.h"
 #include "models/model_factory.h"
+#include "ops/gemm.h"
 
 namespace attn::run {
 
 namespace fs = std::filesystem;
 
-LoadedRun load_run(const std::string& dir, const std::string& checkpoint_path) {
+LoadedRun load_run(const std::string& dir, const std::string& checkpoint_path, std::optional<Precision> precision) {
   ATTN_CHECK(fs::exists(dir), "model directory ", dir, " does not exist");
   ATTN_CHECK(fs::is_directory(dir), dir,
              " is not a directory: a model is the run directory attn-train writes (its config's output_dir), not a "
@@ -35,7 +37,16 @@ LoadedRun load_run(const std::string& dir, const std::string& checkpoint_path) {
   io::Checkpoint checkpoint = io::load_checkpoint(run.checkpoint);
   check_checkpoint_vocabulary(checkpoint.path, checkpoint.metadata, run.vocab->digests);
   io::load_parameters(checkpoint, run.model->parameters());
+  run.precision = precision.value_or(io::is_quantized(checkpoint.metadata) ? Precision::int8 : Precision::f32);
+  set_decoding_precision(*run.model, run.precision);
   return run;
+}
+
+void set_decoding_precision(models::Seq2SeqModel& model, Precision precision) {
+  ATTN_CHECK(precision != Precision::bf16 || ops::bf16_gemm_supported(),
+             "--precision bf16: oneDNN has no bf16 matmul on this CPU (", dnn::cpu_isa_name(),
+             "; it needs AVX-512); use f32 or int8");
+  model.parameters().prepare_matmul_weights(precision);
 }
 
 namespace {
@@ -72,7 +83,7 @@ const models::Seq2SeqModel& LoadedEnsemble::model() const {
 }
 
 LoadedEnsemble load_ensemble(const std::vector<std::string>& dirs, const std::vector<std::string>& checkpoints,
-                             const std::vector<float>& weights) {
+                             const std::vector<float>& weights, std::optional<Precision> precision) {
   ATTN_CHECK(!dirs.empty(), "no --model to load");
   const auto per_model = [&](size_t count, const char* flag) {
     ATTN_CHECK(count == 0 || count == dirs.size(), flag, " has ", count, count == 1 ? " value" : " values", " for ",
@@ -82,7 +93,7 @@ LoadedEnsemble load_ensemble(const std::vector<std::string>& dirs, const std::ve
   per_model(weights.size(), "--weights");
   LoadedEnsemble loaded;
   for (size_t i = 0; i < dirs.size(); ++i) {
-    loaded.runs.push_back(load_run(dirs[i], checkpoints.empty() ? "" : checkpoints[i]));
+    loaded.runs.push_back(load_run(dirs[i], checkpoints.empty() ? "" : checkpoints[i], precision));
     const LoadedRun& run = loaded.runs.back();
     check_same_vocabularies(loaded.first().paths, loaded.first().vocab->digests, run.paths, run.vocab->digests);
   }

@@ -3,9 +3,11 @@
 // attn-dump-attention, attn-bench decode). It lives outside train/ so that inference does not
 // depend on the trainer.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/matmul_weight.h"
 #include "io/config.h"
 #include "models/ensemble.h"
 #include "models/seq2seq_model.h"
@@ -21,12 +23,21 @@ struct LoadedRun {
   RunPaths paths;
   std::unique_ptr<Vocabularies> vocab;
   std::unique_ptr<models::Seq2SeqModel> model;
-  std::string checkpoint;  // the file the parameters came from
+  std::string checkpoint;                // the file the parameters came from
+  Precision precision = Precision::f32;  // of the model's matmuls
 };
 
 // Reads without writing or locking (every run file is replaced atomically); checks the
 // vocabulary against its record and the checkpoint's, and the checkpoint's data checksum.
-LoadedRun load_run(const std::string& dir, const std::string& checkpoint = "");
+// The model's matmul weights are then prepared once for `precision` (--precision); without
+// one, int8 for a quantised checkpoint (attn-quantize) and f32 otherwise. bf16 on a CPU where
+// oneDNN has no bf16 matmul is an error saying so.
+LoadedRun load_run(const std::string& dir, const std::string& checkpoint = "",
+                   std::optional<Precision> precision = std::nullopt);
+
+// What load_run does last, for a model that comes from elsewhere (attn-bench decode --config):
+// the bf16 check, then the store's matmul weights prepared for `precision`.
+void set_decoding_precision(models::Seq2SeqModel& model, Precision precision);
 
 // Runs decoded as one ensemble (models/ensemble.h) must share the target vocabulary (their
 // log-probabilities are averaged token id by token id) and the source vocabulary (the input is
@@ -50,7 +61,9 @@ struct LoadedEnsemble {
 // Loads `dirs` in order (each as load_run) and checks each run's vocabularies against the
 // first's before loading the next. `checkpoints`: empty (every run's default) or one per dir
 // in the same order, "" keeping that run's default. `weights`: empty (equal) or one per dir.
+// `precision` applies to every run, as in load_run.
 LoadedEnsemble load_ensemble(const std::vector<std::string>& dirs, const std::vector<std::string>& checkpoints = {},
-                             const std::vector<float>& weights = {});
+                             const std::vector<float>& weights = {},
+                             std::optional<Precision> precision = std::nullopt);
 
 }  // namespace attn::run

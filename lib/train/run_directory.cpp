@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/atomic_file.h"
+#include "io/checkpoint.h"
 #include "io/checksum.h"
 #include "io/safetensors.h"
 #include "models/model_factory.h"
@@ -68,7 +69,16 @@ bool belongs_to_run(const std::string& name) {
               paths.dir + ", or set another output_dir");
 }
 
+// attn-quantize's runs hold int8 weights for decoding: nothing to train from.
+void refuse_quantized_run(const run::RunPaths& paths, const std::string& prefix) {
+  for (const std::string& checkpoint : {paths.best_checkpoint, paths.last_checkpoint})
+    ATTN_CHECK(!fs::exists(checkpoint) || !io::is_quantized(io::read_safetensors_metadata(checkpoint)), prefix,
+               "the run directory ", paths.dir, " is an int8 run written by attn-quantize (", name_of(checkpoint),
+               " is quantised): it is for decoding and cannot be trained; resume the run it was made from");
+}
+
 void check_resumable(const run::RunPaths& paths) {
+  refuse_quantized_run(paths, "--resume: ");
   if (fs::exists(paths.last_checkpoint)) return;
   ATTN_CHECK(!present(paths.dir, kRunFiles).empty(), "--resume: there is no run to resume in ", paths.dir, " (no ",
              name_of(paths.last_checkpoint), ")");
@@ -78,6 +88,7 @@ void check_resumable(const run::RunPaths& paths) {
 // Never overwrite a run by accident: an existing run continues only when asked to.
 void check_fresh(const run::RunPaths& paths) {
   if (present(paths.dir, kRunFiles).empty()) return;
+  refuse_quantized_run(paths, "");
   ATTN_CHECK(!fs::exists(paths.last_checkpoint), "the run directory ", paths.dir,
              " already holds a run. Continue it with --resume, start it over with --restart (which moves its files "
              "into a dated subfolder), or set another output_dir");

@@ -1,0 +1,35 @@
+#pragma once
+// MatmulWeight: a rank-2 parameter (N, K) that a layer multiplies with (a Linear's weight, a
+// tied embedding table as the output projection), in the forms decoding may use:
+//   f32   the parameter itself (training, and f32 decoding: nothing else is made)
+//   bf16  a bf16 copy, made once when decoding asks for bf16
+//   int8  s8 values with per-row scales (core/quantized_matrix.h), made once for int8
+// ParameterStore owns one per weight name and converts them all at once
+// (ParameterStore::prepare_matmul_weights); ops::linear picks the form to multiply with.
+// The copies are made from the f32 values at that moment: inference only, since training
+// changes the f32 values and never reads the copies.
+#include <optional>
+#include <string>
+
+#include "core/quantized_matrix.h"
+#include "core/tensor.h"
+
+namespace attn {
+
+// The precision of decoding's matmuls (attn-translate --precision).
+enum class Precision { f32, bf16, int8 };
+
+std::string precision_name(Precision precision);  // "f32", "bf16", "int8"
+std::optional<Precision> parse_precision(const std::string& name);
+
+struct MatmulWeight {
+  Tensor f32;  // (N, K): the parameter
+  Precision precision = Precision::f32;
+  Tensor bf16;           // (N, K) bf16, when precision is bf16
+  QuantizedMatrix int8;  // when precision is int8
+
+  // Makes the form of `target` from f32 (and drops the others).
+  void prepare(Precision target);
+};
+
+}  // namespace attn
