@@ -20,16 +20,25 @@ std::optional<Precision> parse_precision(const std::string& name) {
   return std::nullopt;
 }
 
+namespace {
+
+// Round-to-nearest-even, as oneDNN's reorders do; the loop vectorises (the NaN test is a select).
+void convert_to_bf16(const float* in, uint16_t* out, int64_t count) {
+#pragma omp parallel for simd if (count > 65536) schedule(static)
+  for (int64_t i = 0; i < count; ++i) out[i] = f32_to_bf16(in[i]);
+}
+
+}  // namespace
+
 void MatmulWeight::prepare(Precision target) {
   ATTN_CHECK(f32.defined() && f32.rank() == 2, "matmul weight: needs an f32 matrix");
-  bf16 = Tensor();
   int8 = QuantizedMatrix();
+  // bf16 training refreshes the copy every step: it reuses the buffer it already has.
+  if (target != Precision::bf16 || !bf16.defined() || bf16.shape() != f32.shape()) bf16 = Tensor();
   precision = target;
   if (target == Precision::bf16) {
-    bf16 = Tensor::empty(f32.shape(), DType::bf16);
-    const float* in = f32.data();
-    auto* out = static_cast<uint16_t*>(bf16.raw());
-    for (int64_t i = 0; i < f32.numel(); ++i) out[i] = f32_to_bf16(in[i]);
+    if (!bf16.defined()) bf16 = Tensor::empty(f32.shape(), DType::bf16);
+    convert_to_bf16(f32.data(), bf16.data_bf16(), f32.numel());
   } else if (target == Precision::int8) {
     int8 = quantize_rows(f32);
   }

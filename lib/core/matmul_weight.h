@@ -1,13 +1,15 @@
 #pragma once
 // MatmulWeight: a rank-2 parameter (N, K) that a layer multiplies with (a Linear's weight, a
 // tied embedding table as the output projection), in the forms decoding may use:
-//   f32   the parameter itself (training, and f32 decoding: nothing else is made)
-//   bf16  a bf16 copy, made once when decoding asks for bf16
+//   f32   the parameter itself (f32 training and decoding: nothing else is made)
+//   bf16  a bf16 copy: made once when decoding asks for bf16; bf16 training refreshes it
+//         before every forward (train::TrainStep), so each weight is converted once a step
+//         instead of once per matmul, and its gradient still lands in the f32 parameter
 //   int8  s8 values with per-row scales (core/quantized_matrix.h), made once for int8
 // ParameterStore owns one per weight name and converts them all at once
 // (ParameterStore::prepare_matmul_weights); ops::linear picks the form to multiply with.
-// The copies are made from the f32 values at that moment: inference only, since training
-// changes the f32 values and never reads the copies.
+// The copies are made from the f32 values at that moment: whoever changes the values and then
+// multiplies again prepares them again.
 #include <optional>
 #include <string>
 
@@ -28,7 +30,8 @@ struct MatmulWeight {
   Tensor bf16;           // (N, K) bf16, when precision is bf16
   QuantizedMatrix int8;  // when precision is int8
 
-  // Makes the form of `target` from f32 (and drops the others).
+  // Makes the form of `target` from f32 (and drops the others); a bf16 copy of the same shape
+  // is rewritten in place.
   void prepare(Precision target);
 };
 

@@ -100,29 +100,44 @@ void softmax_backward_rows(const Tensor& weights, const Tensor& dropped, Tensor&
   }
 }
 
+// What the backward reads. q, k, v and dropped as the products multiplied them (f32, or their
+// bf16 copies in bf16 matmul precision: each converted once for the forward and the backward);
+// the *_grad handles carry only the gradient slots of the inputs.
+struct SavedAttention {
+  Tensor q, k, v;                 // (B, H, T, Dh) matmul operands
+  Tensor q_grad, k_grad, v_grad;  // the inputs' gradient slots
+  Tensor weights;                 // (B, H, Tq, Tk) P, f32
+  Tensor dropped;                 // Pd, f32 (weights itself without dropout)
+  Tensor dropped_operand;         // Pd as the P V product multiplied it
+  float scale;
+};
+
 // Backward of S = c Q K^T + M, P = softmax(S), Pd = dropout(P), O = Pd V with c = 1/sqrt(Dh):
 //   dV += Pd^T dO                      (Tk,Tq) x (Tq,Dh)
 //   G   = dO V^T                       (Tq,Dh) x (Dh,Tk)   d/dPd
 //   dS  = Pd * G - P * rowsum(Pd * G)  (= P * (dP - rowsum(dP * P)) without dropout)
 //   dQ += c dS K                       (Tq,Tk) x (Tk,Dh)
 //   dK += c dS^T Q                     (Tk,Tq) x (Tq,Dh)
-// (per batch row and head; the gemms run batched over (B, H)).
-void attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& weights, const Tensor& dropped,
-                        const Tensor& output, float scale) {
+// (per batch row and head; the gemms run batched over (B, H)). dO and dS are each read by two
+// products, so they are converted once too.
+void attention_backward(const SavedAttention& saved, const Tensor& output) {
   if (!output.has_grad()) return;
-  MatrixView d_output = MatrixView::grad_of(output);  // (B, H, Tq, Dh)
-  if (v.requires_grad()) {
-    gemm(MatrixView::of(dropped).transposed(), d_output, MatrixView::grad_of(v), GemmOptions::accumulating());
+  Tensor d_output_operand = matmul_operand(output.grad());
+  MatrixView d_output = MatrixView::of(d_output_operand);  // (B, H, Tq, Dh)
+  if (saved.v_grad.requires_grad()) {
+    gemm(MatrixView::of(saved.dropped_operand).transposed(), d_output, MatrixView::grad_of(saved.v_grad),
+         GemmOptions::accumulating());
   }
-  if (!q.requires_grad() && !k.requires_grad()) return;
-  Tensor d_scores = Tensor::empty(weights.shape());  // (B, H, Tq, Tk)
-  gemm(d_output, MatrixView::of(v).transposed(), MatrixView::of(d_scores));
-  softmax_backward_rows(weights, dropped, d_scores, weights.dim(-1));
-  const GemmOptions add_scaled = GemmOptions::accumulating(scale);
-  if (q.requires_grad()) gemm(MatrixView::of(d_scores), MatrixView::of(k), MatrixView::grad_of(q), add_scaled);
-  if (k.requires_grad()) {
-    gemm(MatrixView::of(d_scores).transposed(), MatrixView::of(q), MatrixView::grad_of(k), add_scaled);
-  }
+  if (!saved.q_grad.requires_grad() && !saved.k_grad.requires_grad()) return;
+  Tensor d_scores = Tensor::empty(saved.weights.shape());  // (B, H, Tq, Tk)
+  gemm(d_output, MatrixView::of(saved.v).transposed(), MatrixView::of(d_scores));
+  softmax_backward_rows(saved.weights, saved.dropped, d_scores, saved.weights.dim(-1));
+  Tensor d_scores_operand = matmul_operand(d_scores);  // a MatrixView does not own its data
+  MatrixView d_s = MatrixView::of(d_scores_operand);
+  const GemmOptions add_scaled = GemmOptions::accumulating(saved.scale);
+  if (saved.q_grad.requires_grad()) gemm(d_s, MatrixView::of(saved.k), MatrixView::grad_of(saved.q_grad), add_scaled);
+  if (saved.k_grad.requires_grad())
+    gemm(d_s.transposed(), MatrixView::of(saved.q), MatrixView::grad_of(saved.k_grad), add_scaled);
 }
 
 }  // namespace
@@ -131,23 +146,29 @@ AttentionResult attention(Tape& tape, const Tensor& q, const Tensor& k, const Te
                           const AttentionOptions& options) {
   Dims dims = check_inputs(q, k, v, options);
   float scale = 1.f / std::sqrt(static_cast<float>(dims.head_width));
+  Tensor q_operand = matmul_operand(q), k_operand = matmul_operand(k), v_operand = matmul_operand(v);
 
   // Scale first (gemm's alpha), then mask, then softmax; K^T is a stride swap, not a copy.
   Tensor weights = Tensor::empty({dims.batch, dims.heads, dims.queries, dims.keys});  // (B, H, Tq, Tk)
-  gemm(MatrixView::of(q), MatrixView::of(k).transposed(), MatrixView::of(weights), GemmOptions::overwrite(scale));
+  gemm(MatrixView::of(q_operand), MatrixView::of(k_operand).transposed(), MatrixView::of(weights),
+       GemmOptions::overwrite(scale));
   masked_softmax(weights, dims, options);
 
   bool drop = options.training && options.dropout > 0.f;
   Tensor dropped = drop ? dropout_weights(weights, options.dropout, *options.rng) : weights;  // (B, H, Tq, Tk)
-  Tensor output = Tensor::empty({dims.batch, dims.heads, dims.queries, dims.head_width});     // (B, H, Tq, Dh)
-  gemm(MatrixView::of(dropped), MatrixView::of(v), MatrixView::of(output));
+  Tensor dropped_operand = matmul_operand(dropped);
+  Tensor output = Tensor::empty({dims.batch, dims.heads, dims.queries, dims.head_width});  // (B, H, Tq, Dh)
+  gemm(MatrixView::of(dropped_operand), MatrixView::of(v_operand), MatrixView::of(output));
 
   if (tape.needs_grad(q, k, v)) {
     output.set_requires_grad(true);
-    tape.record(
-        [q, k, v, weights, dropped, output = output.grad_only(), scale] {
-          attention_backward(q, k, v, weights, dropped, output, scale);
-        });
+    // An input whose bf16 copy is kept needs only its gradient slot.
+    auto slot = [](const Tensor& input, const Tensor& operand) {
+      return operand.same_storage(input) ? input : input.grad_only();
+    };
+    SavedAttention saved{q_operand, k_operand, v_operand, slot(q, q_operand), slot(k, k_operand), slot(v, v_operand),
+                         weights,   dropped,   dropped_operand, scale};
+    tape.record([saved, output = output.grad_only()] { attention_backward(saved, output); });
   }
   return {output, weights};
 }

@@ -32,25 +32,6 @@ void check_operands(const MatrixView& a, const MatrixView& b, const MatrixView& 
   }
 }
 
-// A bf16 plain copy of an f32 strided operand (AMX wants bf16 inputs).
-Tensor to_bf16(const MatrixView& view) {
-  if (view.dtype == DType::bf16) return Tensor();
-  Tensor converted = Tensor::empty(view.dims, DType::bf16);
-  auto source_desc = dnn::strided_desc(view.dims, view.strides, DType::f32);
-  auto target_desc = dnn::plain_desc(view.dims, DType::bf16);
-  auto& context = dnn::Context::get();
-  dnn::CacheKey key("reorder_bf16");
-  key.add(view.dims).add(view.strides);
-  auto& entry = context.cache().get<ReorderEntry>(key.str(), [&] {
-    return ReorderEntry{
-        dnnl::reorder(dnnl::reorder::primitive_desc(context.engine(), source_desc, context.engine(), target_desc))};
-  });
-  dnnl::memory source = dnn::wrap(source_desc, view.data);
-  dnnl::memory target = dnn::wrap(target_desc, converted.raw());
-  entry.primitive.execute(context.stream(), source, target);
-  return converted;
-}
-
 MatrixView plain_view(const Tensor& tensor) { return MatrixView::of(tensor); }
 
 uint64_t flop_counter = 0;
@@ -70,6 +51,29 @@ MatrixView MatrixView::transposed() const {
   std::swap(view.dims[rank - 1], view.dims[rank - 2]);
   std::swap(view.strides[rank - 1], view.strides[rank - 2]);
   return view;
+}
+
+Tensor bf16_copy(const MatrixView& view) {
+  ATTN_CHECK(view.dtype == DType::f32, "bf16_copy: the operand is not f32");
+  Tensor converted = Tensor::empty(view.dims, DType::bf16);
+  auto source_desc = dnn::strided_desc(view.dims, view.strides, DType::f32);
+  auto target_desc = dnn::plain_desc(view.dims, DType::bf16);
+  auto& context = dnn::Context::get();
+  dnn::CacheKey key("reorder_bf16");
+  key.add(view.dims).add(view.strides);
+  auto& entry = context.cache().get<ReorderEntry>(key.str(), [&] {
+    return ReorderEntry{
+        dnnl::reorder(dnnl::reorder::primitive_desc(context.engine(), source_desc, context.engine(), target_desc))};
+  });
+  dnnl::memory source = dnn::wrap(source_desc, view.data);
+  dnnl::memory target = dnn::wrap(target_desc, converted.raw());
+  entry.primitive.execute(context.stream(), source, target);
+  return converted;
+}
+
+Tensor matmul_operand(const Tensor& tensor) {
+  bool bf16 = dnn::Context::get().matmul_precision() == dnn::MatmulPrecision::bf16;
+  return bf16 && tensor.dtype() == DType::f32 ? bf16_copy(MatrixView::of(tensor)) : tensor;
 }
 
 bool bf16_gemm_supported() {
@@ -95,8 +99,8 @@ void gemm(const MatrixView& a_in, const MatrixView& b_in, const MatrixView& c, c
   auto& context = dnn::Context::get();
   bool use_bf16 = context.matmul_precision() == dnn::MatmulPrecision::bf16 || a_in.dtype == DType::bf16 ||
                   b_in.dtype == DType::bf16;
-  Tensor a_bf16 = use_bf16 ? to_bf16(a_in) : Tensor();
-  Tensor b_bf16 = use_bf16 ? to_bf16(b_in) : Tensor();
+  Tensor a_bf16 = use_bf16 && a_in.dtype == DType::f32 ? bf16_copy(a_in) : Tensor();
+  Tensor b_bf16 = use_bf16 && b_in.dtype == DType::f32 ? bf16_copy(b_in) : Tensor();
   MatrixView a = a_bf16.defined() ? plain_view(a_bf16) : a_in;
   MatrixView b = b_bf16.defined() ? plain_view(b_bf16) : b_in;
 

@@ -37,12 +37,20 @@ struct GemmOptions {
 // precision is bf16 or an operand is bf16 (the other is converted: bf16 decoding's weights).
 void gemm(const MatrixView& a, const MatrixView& b, const MatrixView& c, const GemmOptions& options = {});
 
-// Floating-point operations (2 M N K per matrix) of every gemm since the last reset: the
-// benchmark's exact model FLOP count, attention products included.
+// A plain row-major bf16 copy of an f32 (strided) operand, made by a cached oneDNN reorder
+// (round to nearest even). An op that multiplies one operand more than once converts it once
+// with this and hands gemm the bf16 view (ops::linear: x in the forward, dy in the backward).
+Tensor bf16_copy(const MatrixView& view);
+// An operand that more than one product reads, as gemm multiplies it: the tensor itself, or in
+// bf16 matmul precision (dnn::Context) its bf16 copy, so that it is converted once.
+Tensor matmul_operand(const Tensor& tensor);
+
 // Whether oneDNN has a matmul for bf16 inputs on this CPU (it needs AVX-512 in 2.6); asked
 // once by creating a small primitive.
 bool bf16_gemm_supported();
 
+// Floating-point operations (2 M N K per matrix) of every gemm since the last reset: the
+// benchmark's exact model FLOP count, attention products included.
 uint64_t gemm_flops();
 void reset_gemm_flops();
 

@@ -18,58 +18,80 @@ void add_column_sums(const Tensor& dy, const Tensor& bias_grad) {
   }
 }
 
+// What the backward of y = x W^T + b multiplies with: the values of x (M, K) and W (N, K) as
+// the forward used them (f32, or the bf16 copies), and the tensors whose gradients it adds to.
+struct LinearOperands {
+  Tensor x_values;       // (M, K), f32 or bf16
+  Tensor x;              // (M, K): its gradient slot (the values may be gone)
+  Tensor weight_values;  // (N, K), f32 or bf16
+  Tensor weight;         // (N, K): the f32 parameter
+  Tensor bias;           // (N) or undefined
+};
+
 // Backward of y = x W^T + b with x folded to (M, K):
 //   dx += dy W        (M,N) x (N,K)
 //   dW += dy^T x      (N,M) x (M,K)
 //   db += sum_rows dy
-void linear_backward(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& y) {
+// In bf16, dy is converted once for both products.
+void linear_backward(const LinearOperands& in, const Tensor& y) {
   if (!y.has_grad()) return;
   Tensor dy = y.grad();
+  MatrixView dy_view = MatrixView::of(dy);
+  Tensor dy_bf16;
+  if (in.x_values.dtype() == DType::bf16) {
+    dy_bf16 = bf16_copy(dy_view);
+    dy_view = MatrixView::of(dy_bf16);
+  }
   const GemmOptions add = GemmOptions::accumulating();
-  if (x.requires_grad()) gemm(MatrixView::of(dy), MatrixView::of(weight), MatrixView::grad_of(x), add);
-  if (weight.requires_grad())
-    gemm(MatrixView::of(dy).transposed(), MatrixView::of(x), MatrixView::grad_of(weight), add);
-  if (bias.defined() && bias.requires_grad()) add_column_sums(dy, bias.grad());
+  if (in.x.requires_grad()) gemm(dy_view, MatrixView::of(in.weight_values), MatrixView::grad_of(in.x), add);
+  if (in.weight.requires_grad())
+    gemm(dy_view.transposed(), MatrixView::of(in.x_values), MatrixView::grad_of(in.weight), add);
+  if (in.bias.defined() && in.bias.requires_grad()) add_column_sums(dy, in.bias.grad());
 }
 
-}  // namespace
-
-Tensor linear(Tape& tape, const Tensor& x_in, const Tensor& weight, const Tensor& bias) {
-  ATTN_CHECK(weight.rank() == 2 && x_in.rank() >= 1 && x_in.dim(-1) == weight.dim(1), "linear: input ",
-             to_string(x_in.shape()), " does not fit weight ", to_string(weight.shape()));
+void check_fits(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  ATTN_CHECK(weight.rank() == 2 && x.rank() >= 1 && x.dim(-1) == weight.dim(1), "linear: input ",
+             to_string(x.shape()), " does not fit weight ", to_string(weight.shape()));
   ATTN_CHECK(!bias.defined() || bias.shape() == Shape{weight.dim(0)}, "linear: bias ",
              bias.defined() ? to_string(bias.shape()) : "", " does not fit weight ", to_string(weight.shape()));
-  int64_t in_features = weight.dim(1), out_features = weight.dim(0);
+}
+
+// y = x W^T + b with the weight's values in `weight_values` (the f32 parameter or its bf16
+// copy); with a bf16 copy, x is converted to bf16 once and the backward keeps that copy instead
+// of the f32 x (half the memory; the dW product needs nothing else).
+Tensor linear_with(Tape& tape, const Tensor& x_in, const Tensor& weight_values, const Tensor& weight,
+                   const Tensor& bias) {
+  check_fits(x_in, weight_values, bias);
+  int64_t in_features = weight_values.dim(1), out_features = weight_values.dim(0);
   Tensor x = x_in.view({x_in.numel() / in_features, in_features});  // (M, K)
-  Tensor y = Tensor::empty({x.dim(0), out_features});               // (M, N)
-  gemm(MatrixView::of(x), MatrixView::of(weight).transposed(), MatrixView::of(y),
+  bool bf16 = weight_values.dtype() == DType::bf16 && x.dtype() == DType::f32;
+  Tensor x_values = bf16 ? bf16_copy(MatrixView::of(x)) : x;
+  Tensor y = Tensor::empty({x.dim(0), out_features});  // (M, N)
+  gemm(MatrixView::of(x_values), MatrixView::of(weight_values).transposed(), MatrixView::of(y),
        GemmOptions::overwrite(1.f, bias.defined() ? bias.data() : nullptr));
 
   if (tape.needs_grad(x, weight, bias)) {
     y.set_requires_grad(true);
-    tape.record([x, weight, bias, y = y.grad_only()] { linear_backward(x, weight, bias, y); });
+    LinearOperands operands{x_values, bf16 ? x.grad_only() : x, weight_values, weight, bias};
+    tape.record([operands, y = y.grad_only()] { linear_backward(operands, y); });
   }
   Shape shape = x_in.shape();
   shape.back() = out_features;
   return y.view(shape);
 }
 
+}  // namespace
+
+Tensor linear(Tape& tape, const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  return linear_with(tape, x, weight, weight, bias);
+}
+
 Tensor linear(Tape& tape, const Tensor& x, const MatmulWeight& weight, const Tensor& bias) {
   if (weight.precision == Precision::f32) return linear(tape, x, weight.f32, bias);
-  ATTN_CHECK(!tape.needs_grad(x, weight.f32, bias), "linear: ", precision_name(weight.precision),
-             " weights are for decoding; training multiplies in f32");
-  if (weight.precision == Precision::int8) return quantized_linear(x, weight.int8, bias);
-  const Tensor& table = weight.bf16;
-  ATTN_CHECK(x.rank() >= 1 && x.dim(-1) == table.dim(1), "linear: input ", to_string(x.shape()),
-             " does not fit weight ", to_string(table.shape()));
-  int64_t in_features = table.dim(1), out_features = table.dim(0);
-  Tensor rows = x.view({x.numel() / in_features, in_features});
-  Tensor y = Tensor::empty({rows.dim(0), out_features});
-  gemm(MatrixView::of(rows), MatrixView::of(table).transposed(), MatrixView::of(y),
-       GemmOptions::overwrite(1.f, bias.defined() ? bias.data() : nullptr));
-  Shape shape = x.shape();
-  shape.back() = out_features;
-  return y.view(shape);
+  if (weight.precision == Precision::bf16) return linear_with(tape, x, weight.bf16, weight.f32, bias);
+  ATTN_CHECK(!tape.needs_grad(x, weight.f32, bias),
+             "linear: int8 weights are for decoding; training multiplies in f32 or bf16");
+  return quantized_linear(x, weight.int8, bias);
 }
 
 }  // namespace attn::ops

@@ -6,6 +6,7 @@
 #include "data/vocab.h"
 #include "models/model_factory.h"
 #include "ops/cross_entropy.h"
+#include "ops/gemm.h"
 #include "optim/clip.h"
 
 namespace attn::train {
@@ -35,13 +36,22 @@ optim::ScheduleOptions schedule_options(const io::Config& config) {
 
 TrainStep::TrainStep(models::Seq2SeqModel& model, const io::Config& config)
     : model_(model),
+      weight_precision_(config.train.precision == "bf16" ? Precision::bf16 : Precision::f32),
       adam_(model.parameters(), adam_options(config.train)),
       schedule_(schedule_options(config)),
       label_smoothing_(float(config.train.label_smoothing)),
-      clip_norm_(config.train.clip_norm) {}
+      clip_norm_(config.train.clip_norm) {
+  ATTN_CHECK(weight_precision_ != Precision::bf16 || ops::bf16_gemm_supported(),
+             "train.precision bf16: oneDNN has no bf16 matmul on this CPU (it needs AVX-512); use f32");
+}
+
+void TrainStep::refresh_matmul_weights() {
+  if (weight_precision_ != Precision::f32) model_.parameters().prepare_matmul_weights(weight_precision_);
+}
 
 StepStats TrainStep::accumulate(const std::vector<data::Batch>& batches, int64_t total_target_tokens,
                                 Rng& dropout_rng) {
+  refresh_matmul_weights();  // the last update, a resume or a validation changed the f32 weights
   StepStats stats;
   ops::CrossEntropyOptions loss_options;
   loss_options.label_smoothing = label_smoothing_;

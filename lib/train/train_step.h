@@ -2,7 +2,8 @@
 // TrainStep: one optimizer step, the one home of the update rule that attn-train runs and
 // attn-bench times:
 //   accumulate: for each batch, forward -> label-smoothed cross-entropy -> backward seeded with
-//               1 / (target tokens of the whole step), so gradients sum to the per-token mean
+//               1 / (target tokens of the whole step), so gradients sum to the per-token mean;
+//               in bf16 the matmul weights are converted once, first (refresh_matmul_weights)
 //   (the caller may sum the gradients over ranks, or inspect them, here)
 //   update:     global-norm clipping (train.clip_norm; 0 = off, the norm is measured either way)
 //               -> a non-finite loss or norm skips the update -> Adam at the schedule's rate for
@@ -12,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/matmul_weight.h"
 #include "core/rng.h"
 #include "data/batch.h"
 #include "io/config.h"
@@ -42,11 +44,17 @@ class TrainStep {
   // sets stats.grad_norm and stats.finite.
   void update(StepStats& stats, int64_t step);
 
+  // bf16 training (train.precision): remakes the bf16 copies of the matmul weights from the f32
+  // master weights. accumulate() does it first; call it too after changing the weights
+  // otherwise before a forward (validation of the moving average). f32: nothing to do.
+  void refresh_matmul_weights();
+
   optim::Adam& adam() { return adam_; }
   float learning_rate(int64_t step) const { return optim::learning_rate_at(schedule_, step); }
 
  private:
   models::Seq2SeqModel& model_;
+  Precision weight_precision_;  // the form of the matmul weights the forward multiplies with
   optim::Adam adam_;
   optim::ScheduleOptions schedule_;
   float label_smoothing_;

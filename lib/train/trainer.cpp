@@ -329,6 +329,7 @@ void TrainingRun::report(const StepStats& stats) {
 bool TrainingRun::validate() {
   log_pairs_seen();
   EmaWeights ema_weights(ema_.get());  // validated and saved as checkpoint.best when on
+  step_->refresh_matmul_weights();     // bf16: the copies of the weights validated
   ValidationResult result = validator_->run(*model_);
   double metric = result.metric(config_.train.valid_metric);
   bool improved = std::isnan(state_.best_metric) || metric > state_.best_metric;

@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include "grad_check.h"
+#include "matmul_precision_scope.h"
+#include "ops/gemm.h"
 #include "ops/attention.h"
 
 using namespace attn;
@@ -212,6 +214,42 @@ TEST_CASE("attention dropout: inverted scaling - same stream same mask - gradien
 
   auto f = [&run](Tape& tape, const std::vector<Tensor>& x) { return run(tape, x, true).output; };
   CHECK(check_gradients(f, {in.q, in.k, in.v}) == "");
+}
+
+TEST_CASE("attention in bf16 matmul precision: output and gradients within bf16 rounding of f32",
+          "[ops][attention][bf16]") {
+  if (!ops::bf16_gemm_supported()) {
+    WARN("skipped: oneDNN has no bf16 matmul on this CPU (it needs AVX-512)");
+    return;
+  }
+  for (const Problem& p : problems()) {
+    DYNAMIC_SECTION(describe(p)) {
+      // Output and the three input gradients, for a fixed output gradient.
+      auto run = [&p](dnn::MatmulPrecision precision) {
+        testing::MatmulPrecisionScope scope(precision);
+        Inputs in = make_inputs(p, 70, true);
+        Tape tape;
+        Tensor output = ops::attention(tape, in.q, in.k, in.v, p.options()).output;
+        tape.backward(output, random_tensor(output.shape(), 74, 1.f, false));
+        return std::vector<std::vector<float>>{output.to_vector(), in.q.grad().to_vector(), in.k.grad().to_vector(),
+                                               in.v.grad().to_vector()};
+      };
+      auto f32 = run(dnn::MatmulPrecision::f32), bf16 = run(dnn::MatmulPrecision::bf16);
+      bool differs = false;
+      for (size_t t = 0; t < f32.size(); ++t) {
+        float largest = 0;
+        for (float x : f32[t]) largest = std::max(largest, std::fabs(x));
+        // bf16 keeps 8 significant bits (relative error 2^-9 per operand); softmax and two
+        // chained products give a few of those over values of order `largest`.
+        for (size_t i = 0; i < f32[t].size(); ++i) {
+          INFO("tensor " << t << " element " << i);
+          CHECK(std::fabs(bf16[t][i] - f32[t][i]) <= 0.03f * largest + 1e-6f);
+          differs = differs || bf16[t][i] != f32[t][i];
+        }
+      }
+      CHECK(differs);  // the bf16 products really ran
+    }
+  }
 }
 
 TEST_CASE("attention rejects mismatched shapes naming them", "[ops][attention]") {

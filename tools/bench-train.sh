@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Training speed of attn against PyTorch, side by side on this machine: for each benchmark the
+# median of REPEATS runs of `attn-bench train` and of tools/bench-pytorch.py (the same model,
+# batch shape and update rule), one JSON line per run, then a summary table (issue 15's figures).
+#
+#   tools/bench-train.sh [--bin DIR] [--repeats 3] [--steps 10] [--only NAME] [--no-pytorch]
+#
+# NAME is one of the benchmark names below (e.g. transformer-small-bf16). Run it on a quiet
+# machine: a 2-core machine shared with anything else varies by 2x. PyTorch comes from
+# tools/install-pytorch-deps.sh; without it (or with --no-pytorch) only attn runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bin=build-native/apps
+repeats=3
+steps=10
+only=
+pytorch=1
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --bin) bin=$2; shift 2 ;;
+    --repeats) repeats=$2; shift 2 ;;
+    --steps) steps=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
+    --no-pytorch) pytorch=0; shift ;;
+    *) echo "bench-train.sh: unknown argument $1 (see the comment at the top of $0)" >&2; exit 2 ;;
+  esac
+done
+[[ -x $bin/attn-bench ]] || { echo "bench-train.sh: no $bin/attn-bench: build first or give --bin DIR" >&2; exit 2; }
+# Debian's python3-torch is in the system Python, which a python3 earlier on PATH may not be.
+torch_python=
+for candidate in python3 /usr/bin/python3; do
+  if "$candidate" -c 'import torch' 2>/dev/null; then torch_python=$candidate; break; fi
+done
+if [[ $pytorch -eq 1 && -z $torch_python ]]; then
+  echo "bench-train.sh: no PyTorch (tools/install-pytorch-deps.sh): attn only" >&2
+  pytorch=0
+fi
+
+# name | config | precision | batch sentences x source x target length
+benchmarks=(
+  "transformer-small-f32 configs/bench/transformer-small.json f32 64 24 24"
+  "transformer-small-bf16 configs/bench/transformer-small.json bf16 64 24 24"
+  "transformer-base-f32 configs/bench/transformer-base.json f32 32 32 32"
+  "rnn-attn-f32 configs/bench/rnn-attn.json f32 64 24 24"
+  "rnn-attn-bf16 configs/bench/rnn-attn.json bf16 64 24 24"
+)
+
+"$bin/attn-bench" --version
+grep -m1 'model name' /proc/cpuinfo || true
+
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}'; }
+field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
+calc() { python3 -c "print($1)"; }
+
+summary=("benchmark | attn tokens/s | attn MFU | attn peak RSS MB | PyTorch tokens/s | PyTorch peak RSS MB | attn / PyTorch")
+for line in "${benchmarks[@]}"; do
+  read -r name config precision b s t <<<"$line"
+  [[ -z $only || $only == "$name" ]] || continue
+  shape=(--batch-sentences "$b" --src-len "$s" --tgt-len "$t" --steps "$steps")
+  attn_rates=() attn_mfu=() attn_rss=() torch_rates=() torch_rss=()
+  for ((i = 1; i <= repeats; i++)); do
+    json=$("$bin/attn-bench" train --config "$config" "${shape[@]}" --set "train.precision=$precision" --json)
+    echo "{\"benchmark\": \"$name\", \"attn\": $json}"
+    attn_rates+=("$(field "$json" tokens_per_s)") attn_mfu+=("$(field "$json" mfu)") attn_rss+=("$(field "$json" peak_rss_mb)")
+    if [[ $pytorch -eq 1 ]]; then
+      json=$("$torch_python" tools/bench-pytorch.py --config "$config" "${shape[@]}" --precision "$precision" --json)
+      echo "{\"benchmark\": \"$name\", \"pytorch\": $json}"
+      torch_rates+=("$(field "$json" tokens_per_s)") torch_rss+=("$(field "$json" peak_rss_mb)")
+    fi
+  done
+  attn=$(median "${attn_rates[@]}")
+  row="$name | $(printf '%.0f' "$attn") | $(printf '%.0f%%' "$(calc "$(median "${attn_mfu[@]}") * 100")")"
+  row+=" | $(printf '%.0f' "$(median "${attn_rss[@]}")")"
+  if [[ $pytorch -eq 1 ]]; then
+    torch=$(median "${torch_rates[@]}")
+    row+=" | $(printf '%.0f' "$torch") | $(printf '%.0f' "$(median "${torch_rss[@]}")") | $(printf '%.2fx' "$(calc "$attn / $torch")")"
+  fi
+  summary+=("$row")
+done
+printf '%s\n' "${summary[@]}"
