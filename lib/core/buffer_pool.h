@@ -8,9 +8,9 @@
 // What it keeps is bounded twice:
 //   - `capacity` bytes of free blocks at most (a fixed backstop, 4 GiB);
 //   - once a step has ended (end_step()), live and free blocks together stay within the live
-//     high-water mark of the last few steps (this one included): a free block that would exceed it is returned to
-//     the system, and a new block that would exceed it first evicts the least recently used
-//     free blocks. Batches of varying shapes thus reuse each other's memory instead of each
+//     high-water mark of the last few steps (this one included) plus an eighth: a free block
+//     that would exceed it is returned to the system, and a new block that would exceed it
+//     first evicts the least recently used free blocks. Batches of varying shapes thus reuse each other's memory instead of each
 //     shape adding its own size classes, and the footprint follows what a step really needs.
 // Blocks of 256 KiB and more are mapped pages of their own, so that a freed block goes back to
 // the system at once (glibc would keep it in its heap, fragmented, below its mmap threshold).
@@ -36,6 +36,7 @@ class BufferPool {
   // returned, and this step's high-water mark starts over from the bytes live now.
   void end_step();
   static constexpr size_t kStepWindow = 8;
+  static constexpr size_t kSlackDivisor = 8;  // the limit is the high-water mark + 1/kSlackDivisor of it
 
   struct Stats {
     size_t live_bytes = 0;        // handed out and not yet released
