@@ -29,10 +29,10 @@ import torch.nn.functional as F
 
 
 def read_config(path):
-    """attn's configs are JSON with // comments (outside strings)."""
+    """attn's configs are JSON with // and /* */ comments (outside strings)."""
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    text = re.sub(r'("(?:\\.|[^"\\])*")|//[^\n]*', lambda m: m.group(1) or "", text)
+    text = re.sub(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', lambda m: m.group(1) or "", text, flags=re.S)
     return json.loads(text)
 
 
@@ -95,6 +95,13 @@ class RnnAttention(nn.Module):
         return hidden @ self.embedding.weight.t()
 
 
+def blas_library():
+    """The BLAS this process has loaded (Debian's torch calls whatever libblas.so.3 points to)."""
+    with open("/proc/self/maps", encoding="utf-8") as maps:
+        paths = {line.split()[-1].rsplit("/", 1)[-1] for line in maps if "blas" in line.split()[-1]}
+    return " ".join(sorted(paths)) or "?"
+
+
 def build(config, vocab):
     model = config["model"]
     if model["type"] == "transformer":
@@ -154,7 +161,7 @@ def main():
         "step_max_s": max(seconds),
         "tokens_per_s": args.batch_sentences * args.tgt_len / median,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "blas": next((line.strip() for line in torch.__config__.show().splitlines() if "BLAS" in line), "?"),
+        "blas": blas_library(),
     }
     if args.json:
         print(json.dumps(result, sort_keys=True))
