@@ -45,7 +45,7 @@ TEST_CASE("bf16 training multiplies with copies of the updated master weights at
     return;
   }
   MatmulPrecisionScope bf16(dnn::MatmulPrecision::bf16);
-  auto kind = GENERATE(TinyModelKind{"transformer", "transformer", "gru"}, TinyModelKind{"rnn gru", "rnn", "gru"});
+  auto kind = GENERATE(from_range(testing::tiny_model_kinds()));  // every family and recurrent cell
   INFO(kind.label);
   io::Config config = config_in(kind, "bf16");
   auto model = models::make_model(config, {testing::kTinyVocab, testing::kTinyVocab});
@@ -75,7 +75,7 @@ TEST_CASE("a bf16 training step's loss and gradient norm are within bf16 roundin
     WARN("skipped: oneDNN has no bf16 matmul on this CPU (it needs AVX-512)");
     return;
   }
-  auto kind = GENERATE(TinyModelKind{"transformer", "transformer", "gru"}, TinyModelKind{"rnn gru", "rnn", "gru"});
+  auto kind = GENERATE(from_range(testing::tiny_model_kinds()));  // every family and recurrent cell
   INFO(kind.label);
   data::Batch batch = batch_of(make_examples(kTinyPairs));
   auto stats_in = [&](const std::string& precision) {
