@@ -11,7 +11,9 @@
 
 #include "data/data_fixtures.h"
 #include "io/checkpoint.h"
+#include "matmul_precision_scope.h"
 #include "models/model_factory.h"
+#include "ops/gemm.h"
 #include "optim/ema.h"
 #include "run/run_files.h"
 #include "train/train_fixtures.h"
@@ -217,6 +219,35 @@ TEST_CASE("a resumed run (--resume) reaches the parameters and optimizer state o
   CHECK(sb.to_json()["data"] == sa.to_json()["data"]);
   CHECK(sb.target_tokens == sa.target_tokens);
   // (best_metric and best_step differ by design: a session validates when it ends.)
+}
+
+TEST_CASE("bf16 training: --resume is bit for bit and validating the moving average midway changes nothing",
+          "[train][resume][bf16]") {
+  if (!ops::bf16_gemm_supported()) {
+    WARN("skipped: oneDNN has no bf16 matmul on this CPU (it needs AVX-512)");
+    return;
+  }
+  testing::MatmulPrecisionScope restore_f32(dnn::MatmulPrecision::f32);  // train() sets bf16
+  // The bf16 copies of the weights must follow every change of the f32 masters: the update, a
+  // resume, and the swap to the moving average and back around a validation.
+  const json train = {{"max_steps", 9}, {"save_every", 3}, {"ema_decay", 0.75}, {"precision", "bf16"}};
+  TinyRun straight(train), interrupted(train), validated(train);
+  validated.config.train.valid_every = 2;
+  train::train(straight.config, {});
+  train::train(validated.config, {});
+  io::Config first_half = interrupted.config;
+  first_half.train.max_steps = 5;
+  train::train(first_half, {});
+  train::TrainOptions resume;
+  resume.resume = true;
+  train::train(interrupted.config, resume);
+
+  io::Checkpoint a = io::load_checkpoint(straight.last_checkpoint());
+  for (const TinyRun* other : {&interrupted, &validated}) {
+    io::Checkpoint b = io::load_checkpoint(other->last_checkpoint());
+    check_identical(a.parameters, b.parameters);
+    check_identical(a.extras, b.extras);
+  }
 }
 
 TEST_CASE("a corpus found misaligned while streaming stops the run with a checkpoint of every step so far",
