@@ -218,10 +218,7 @@ TEST_CASE("attention dropout: inverted scaling - same stream same mask - gradien
 
 TEST_CASE("attention in bf16 matmul precision: output and gradients within bf16 rounding of f32",
           "[ops][attention][bf16]") {
-  if (!ops::bf16_gemm_supported()) {
-    WARN("skipped: oneDNN has no bf16 matmul on this CPU (it needs AVX-512)");
-    return;
-  }
+  if (testing::no_bf16_matmul()) return;
   for (const Problem& p : problems()) {
     DYNAMIC_SECTION(describe(p)) {
       // Output and the three input gradients, for a fixed output gradient.

@@ -40,10 +40,7 @@ train::StepStats one_step(train::TrainStep& step, const data::Batch& batch, int6
 }  // namespace
 
 TEST_CASE("bf16 training multiplies with copies of the updated master weights at every step", "[train][bf16]") {
-  if (!ops::bf16_gemm_supported()) {
-    WARN("skipped: oneDNN has no bf16 matmul on this CPU (it needs AVX-512)");
-    return;
-  }
+  if (testing::no_bf16_matmul()) return;
   MatmulPrecisionScope bf16(dnn::MatmulPrecision::bf16);
   auto kind = GENERATE(from_range(testing::tiny_model_kinds()));  // every family and recurrent cell
   INFO(kind.label);
@@ -71,10 +68,7 @@ TEST_CASE("bf16 training multiplies with copies of the updated master weights at
 }
 
 TEST_CASE("a bf16 training step's loss and gradient norm are within bf16 rounding of f32's", "[train][bf16]") {
-  if (!ops::bf16_gemm_supported()) {
-    WARN("skipped: oneDNN has no bf16 matmul on this CPU (it needs AVX-512)");
-    return;
-  }
+  if (testing::no_bf16_matmul()) return;
   auto kind = GENERATE(from_range(testing::tiny_model_kinds()));  // every family and recurrent cell
   INFO(kind.label);
   data::Batch batch = batch_of(make_examples(kTinyPairs));

@@ -223,10 +223,7 @@ TEST_CASE("a resumed run (--resume) reaches the parameters and optimizer state o
 
 TEST_CASE("bf16 training: --resume is bit for bit and validating the moving average midway changes nothing",
           "[train][resume][bf16]") {
-  if (!ops::bf16_gemm_supported()) {
-    WARN("skipped: oneDNN has no bf16 matmul on this CPU (it needs AVX-512)");
-    return;
-  }
+  if (testing::no_bf16_matmul()) return;
   testing::MatmulPrecisionScope restore_f32(dnn::MatmulPrecision::f32);  // train() sets bf16
   // The bf16 copies of the weights must follow every change of the f32 masters: the update, a
   // resume, and the swap to the moving average and back around a validation.
