@@ -3,13 +3,17 @@
 # runs of `attn-bench decode` on the Tatoeba test set (issue 15's figures), one JSON line per
 # run on stderr-free stdout and a summary table at the end.
 #
-#   tools/bench-decode.sh [--bin DIR] [--model RUN] [--checkpoint F] [--precisions "f32 int8"]
-#                         [--repeats 3] [--threads 2] [--batch-size 32]
+#   tools/bench-decode.sh [--bin DIR] [--baseline DIR] [--model RUN] [--checkpoint F]
+#                         [--precisions "f32 int8"] [--repeats 3] [--threads 2] [--batch-size 32]
 #
+# --baseline DIR (the apps of an older build) runs its attn-bench alternately with --bin's, run
+# for run, and reports both medians and their ratio: on a shared machine whose speed drifts
+# by 20% from minute to minute, only interleaved runs compare two builds fairly.
 # Run it on a quiet machine: decoding speed on a shared 2-core machine varies by 2x or more.
 set -euo pipefail
 
 bin=build-native/apps
+baseline=
 model=runs/en-it
 checkpoint=
 precisions="f32 int8"
@@ -21,6 +25,7 @@ input=data/tatoeba_en_it/test.en
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --bin) bin=$2; shift 2 ;;
+    --baseline) baseline=$2; shift 2 ;;
     --model) model=$2; shift 2 ;;
     --checkpoint) checkpoint=$2; shift 2 ;;
     --precisions) precisions=$2; shift 2 ;;
@@ -33,6 +38,7 @@ while [[ $# -gt 0 ]]; do
 done
 
 [[ -x $bin/attn-bench ]] || { echo "bench-decode.sh: no $bin/attn-bench: build first or give --bin DIR" >&2; exit 2; }
+[[ -z $baseline || -x $baseline/attn-bench ]] || { echo "bench-decode.sh: no $baseline/attn-bench (--baseline)" >&2; exit 2; }
 [[ -f $input ]] || { echo "bench-decode.sh: no input $input: run tools/get-data.sh or give --input F" >&2; exit 2; }
 
 "$bin/attn-bench" --version
@@ -41,18 +47,37 @@ grep -m1 'model name' /proc/cpuinfo || true
 checkpoint_args=()
 [[ -n $checkpoint ]] && checkpoint_args=(--checkpoint "$checkpoint")
 
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}'; }
+
+# One attn-bench decode run of the binaries in $1: prints its JSON, returns sentences/s in $rate.
+run_once() {
+  local json
+  json=$("$1/attn-bench" decode --model "$model" "${checkpoint_args[@]}" --input "$input" --beam "$beam" \
+    --batch-size "$batch_size" --threads "$threads" --precision "$precision" --json)
+  echo "$json"
+  rate=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["sentences_per_s"])' "$json")
+}
+
 summary=()
 for precision in $precisions; do
   for beam in 1 5; do
     rates=()
+    baseline_rates=()
     for ((i = 1; i <= repeats; i++)); do
-      json=$("$bin/attn-bench" decode --model "$model" "${checkpoint_args[@]}" --input "$input" --beam "$beam" \
-        --batch-size "$batch_size" --threads "$threads" --precision "$precision" --json)
-      echo "$json"
-      rates+=("$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["sentences_per_s"])' "$json")")
+      run_once "$bin"
+      rates+=("$rate")
+      if [[ -n $baseline ]]; then
+        run_once "$baseline"
+        baseline_rates+=("$rate")
+      fi
     done
-    median=$(printf '%s\n' "${rates[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}')
-    summary+=("$precision beam $beam: median $median sentences/s of ${rates[*]}")
+    line="$precision beam $beam: median $(median "${rates[@]}") sentences/s of ${rates[*]}"
+    if [[ -n $baseline ]]; then
+      line+="; baseline median $(median "${baseline_rates[@]}") of ${baseline_rates[*]}"
+      line+="; ratio $(python3 -c 'import sys; print(round(float(sys.argv[1]) / float(sys.argv[2]), 2))' \
+        "$(median "${rates[@]}")" "$(median "${baseline_rates[@]}")")"
+    fi
+    summary+=("$line")
   done
 done
 printf '%s\n' "${summary[@]}"

@@ -33,6 +33,7 @@ void convert_to_bf16(const float* in, uint16_t* out, int64_t count) {
 void MatmulWeight::prepare(Precision target) {
   ATTN_CHECK(f32.defined() && f32.rank() == 2, "matmul weight: needs an f32 matrix");
   int8 = QuantizedMatrix();
+  packed.reset();
   // bf16 training refreshes the copy every step: it reuses the buffer it already has.
   if (target != Precision::bf16 || !bf16.defined() || bf16.shape() != f32.shape()) bf16 = Tensor();
   precision = target;

@@ -10,6 +10,11 @@
 // (ParameterStore::prepare_matmul_weights); ops::linear picks the form to multiply with.
 // The copies are made from the f32 values at that moment: whoever changes the values and then
 // multiplies again prepares them again.
+//
+// Decoding may also pack the prepared form (ops/packed_weight.h): a copy in the blocked layout
+// the CPU's matmul kernel reads, which spares every product the reordering of the transposed
+// (N, K) operand (up to 3x on the few rows of greedy decoding). prepare() drops it.
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -24,14 +29,20 @@ enum class Precision { f32, bf16, int8 };
 std::string precision_name(Precision precision);  // "f32", "bf16", "int8"
 std::optional<Precision> parse_precision(const std::string& name);
 
+// A weight in a matmul backend's own layout; what it holds is the backend's business.
+struct PackedMatrix {
+  virtual ~PackedMatrix() = default;
+};
+
 struct MatmulWeight {
   Tensor f32;  // (N, K): the parameter
   Precision precision = Precision::f32;
   Tensor bf16;           // (N, K) bf16, when precision is bf16
   QuantizedMatrix int8;  // when precision is int8
+  std::shared_ptr<const PackedMatrix> packed;  // the f32 or bf16 form packed, or empty
 
-  // Makes the form of `target` from f32 (and drops the others); a bf16 copy of the same shape
-  // is rewritten in place.
+  // Makes the form of `target` from f32 (and drops the others and the packed copy); a bf16
+  // copy of the same shape is rewritten in place.
   void prepare(Precision target);
 };
 

@@ -129,4 +129,8 @@ void ParameterStore::prepare_matmul_weights(Precision precision) {
   matmul_precision_ = precision;
 }
 
+void ParameterStore::for_each_matmul_weight(const std::function<void(MatmulWeight&)>& visit) {
+  for (auto& entry : matmul_weights_) visit(*entry.second);
+}
+
 }  // namespace attn

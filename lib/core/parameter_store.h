@@ -17,6 +17,7 @@
 // so kernels see the same alignment; the padding between parameters stays zero in both
 // buffers, so it adds nothing to a norm and no optimizer moves it.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -75,6 +76,8 @@ class ParameterStore {
   // the copies). For inference: the copies do not follow later changes of the values.
   void prepare_matmul_weights(Precision precision);
   Precision matmul_precision() const { return matmul_precision_; }
+  // Each matmul weight, for a pass that adds to its prepared form (ops::pack_matmul_weights).
+  void for_each_matmul_weight(const std::function<void(MatmulWeight&)>& visit);
 
  private:
   void check_finalized(const char* what) const;

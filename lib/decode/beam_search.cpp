@@ -9,12 +9,17 @@
 #include <limits>
 #include <numeric>
 
+#include "core/fast_math.h"
 #include "decode/search.h"
 #include "ops/log_softmax.h"
 
 namespace attn::decode {
 
 namespace {
+
+// Scores are scanned in chunks of this many: a chunk whose best score cannot enter the list
+// costs one vectorised max (row_max) and one comparison.
+constexpr int64_t kScanChunk = 64;
 
 struct Beam {
   std::vector<int32_t> tokens;
@@ -28,12 +33,6 @@ struct SentenceSearch {
   std::vector<Hypothesis> finished;
 };
 
-struct Candidate {
-  float log_prob;
-  int beam;
-  int32_t token;
-};
-
 void finish(SentenceSearch& sentence, Beam beam, const SearchOptions& options) {
   Hypothesis hypothesis;
   hypothesis.score = beam.log_prob / length_penalty(int64_t(beam.tokens.size()), options.length_penalty);
@@ -42,41 +41,17 @@ void finish(SentenceSearch& sentence, Beam beam, const SearchOptions& options) {
   sentence.finished.push_back(std::move(hypothesis));
 }
 
-// The best 2K continuations of one sentence's live beams, best first; rows point into
-// log-probs (beams, V). One pass over the K x V scores with a running threshold: almost every score falls
-// below the 2K-th best so far and costs one comparison, where sorting K x V candidates cost
-// most of a beam step. Ties keep the earlier (beam, token).
-std::vector<Candidate> best_candidates(const SentenceSearch& sentence, const float* log_probs, int64_t width, int k) {
-  const size_t keep = size_t(2 * k);
-  std::vector<Candidate> best;
-  best.reserve(keep + 1);
-  float threshold = -std::numeric_limits<float>::infinity();  // the score to beat once `best` is full
-  for (size_t b = 0; b < sentence.beams.size(); ++b) {
-    float base = sentence.beams[b].log_prob;
-    const float* row = log_probs + b * width;
-    for (int64_t v = 0; v < width; ++v) {
-      float score = base + row[v];
-      if (best.size() == keep && !(score > threshold)) continue;
-      Candidate candidate{score, int(b), int32_t(v)};
-      auto position = std::upper_bound(best.begin(), best.end(), candidate,
-                                       [](const Candidate& a, const Candidate& c) { return a.log_prob > c.log_prob; });
-      best.insert(position, candidate);
-      if (best.size() > keep) best.pop_back();
-      if (best.size() == keep) threshold = best.back().log_prob;
-    }
-  }
-  return best;
-}
-
 // Advances one sentence by one token. Returns the origin beam of each new live beam.
 std::vector<int> advance(SentenceSearch& sentence, const float* log_probs, int64_t width,
                          const SearchOptions& options) {
   int k = options.beam;
   std::vector<Beam> next;
   std::vector<int> origins;
-  std::vector<Candidate> candidates = best_candidates(sentence, log_probs, width, k);
+  std::vector<float> beam_log_probs;
+  for (const Beam& beam : sentence.beams) beam_log_probs.push_back(beam.log_prob);
+  std::vector<Continuation> candidates = best_continuations(log_probs, width, beam_log_probs, size_t(2 * k));
   for (size_t rank = 0; rank < candidates.size(); ++rank) {
-    const Candidate& candidate = candidates[rank];
+    const Continuation& candidate = candidates[rank];
     Beam beam{sentence.beams[candidate.beam].tokens, candidate.log_prob};
     beam.tokens.push_back(candidate.token);
     if (candidate.token == options.eos_id) {
@@ -106,7 +81,63 @@ std::vector<Hypothesis> nbest(SentenceSearch& sentence, int n) {
   return std::move(sentence.finished);
 }
 
+// The first row of each sentence in the step's log-probs (R, V): its live beams are consecutive.
+std::vector<int64_t> first_rows(const std::vector<SentenceSearch>& active) {
+  std::vector<int64_t> first(active.size(), 0);
+  for (size_t i = 1; i < active.size(); ++i) first[i] = first[i - 1] + int64_t(active[i - 1].beams.size());
+  return first;
+}
+
+// What one step did to a sentence: the origin row (within the sentence) of each new live beam.
+struct Advanced {
+  std::vector<int> origins;
+  bool done = false;
+};
+
+// Advances every active sentence by one token on its rows of log_probs (R, V); a sentence that
+// is done puts its n-best into `result`. Sentences are independent, so they run in parallel.
+std::vector<Advanced> advance_all(std::vector<SentenceSearch>& active, const Tensor& log_probs,
+                                  const std::vector<int64_t>& first_row, const SearchOptions& options,
+                                  std::vector<std::vector<Hypothesis>>& result) {
+  const int64_t count = int64_t(active.size()), width = log_probs.dim(1);
+  std::vector<Advanced> advanced(static_cast<size_t>(count));
+#pragma omp parallel for schedule(dynamic) if (count > 1)
+  for (int64_t i = 0; i < count; ++i) {
+    SentenceSearch& sentence = active[i];
+    advanced[i].origins = advance(sentence, log_probs.data() + first_row[i] * width, width, options);
+    advanced[i].done = sentence_done(sentence, options);
+    if (advanced[i].done) result[sentence.index] = nbest(sentence, options.nbest);
+  }
+  return advanced;
+}
+
 }  // namespace
+
+std::vector<Continuation> best_continuations(const float* log_probs, int64_t width,
+                                             const std::vector<float>& beam_log_probs, size_t count) {
+  std::vector<Continuation> best;
+  best.reserve(count + 1);
+  float threshold = -std::numeric_limits<float>::infinity();  // the score to beat once `best` is full
+  auto by_score = [](const Continuation& a, const Continuation& c) { return a.log_prob > c.log_prob; };
+  for (size_t b = 0; b < beam_log_probs.size(); ++b) {
+    const float base = beam_log_probs[b];
+    const float* row = log_probs + int64_t(b) * width;
+    for (int64_t chunk = 0; chunk < width; chunk += kScanChunk) {
+      const int64_t end = std::min(width, chunk + kScanChunk);
+      // Rounding is monotonic: no score of the chunk beats the threshold if its largest does not.
+      if (best.size() == count && !(base + row_max(row + chunk, end - chunk) > threshold)) continue;
+      for (int64_t v = chunk; v < end; ++v) {
+        const float score = base + row[v];
+        if (best.size() == count && !(score > threshold)) continue;
+        Continuation candidate{score, int(b), int32_t(v)};
+        best.insert(std::upper_bound(best.begin(), best.end(), candidate, by_score), candidate);
+        if (best.size() > count) best.pop_back();
+        if (best.size() == count) threshold = best.back().log_prob;
+      }
+    }
+  }
+  return best;
+}
 
 std::vector<std::vector<Hypothesis>> beam_search(const models::Seq2SeqModel& model, const data::Batch& source,
                                                  const SearchOptions& options) {
@@ -134,24 +165,19 @@ std::vector<std::vector<Hypothesis>> beam_search(const models::Seq2SeqModel& mod
   while (!active.empty()) {
     Tensor logits = model.step(ctx, *state, previous);  // (R, V), R = live beams of all sentences
     ops::log_softmax_rows_in_place(logits);
-    int64_t width = logits.dim(1);
+    std::vector<int64_t> first_row = first_rows(active);
+    std::vector<Advanced> advanced = advance_all(active, logits, first_row, options, result);
     still_active.clear();
     keep_rows.clear();
     next.clear();
-    int64_t first_row = 0;  // of the sentence in `logits`
-    for (SentenceSearch& sentence : active) {
-      int64_t rows = int64_t(sentence.beams.size());
-      std::vector<int> origins = advance(sentence, logits.data() + first_row * width, width, options);
-      if (sentence_done(sentence, options)) {
-        result[sentence.index] = nbest(sentence, options.nbest);
-      } else {
-        for (size_t b = 0; b < sentence.beams.size(); ++b) {
-          keep_rows.push_back(first_row + origins[b]);
-          next.push_back(sentence.beams[b].tokens.back());
-        }
-        still_active.push_back(std::move(sentence));
+    for (size_t i = 0; i < active.size(); ++i) {
+      if (advanced[i].done) continue;
+      SentenceSearch& sentence = active[i];
+      for (size_t b = 0; b < sentence.beams.size(); ++b) {
+        keep_rows.push_back(first_row[i] + advanced[i].origins[b]);
+        next.push_back(sentence.beams[b].tokens.back());
       }
-      first_row += rows;
+      still_active.push_back(std::move(sentence));
     }
     if (!still_active.empty()) state->select_rows(keep_rows);
     std::swap(active, still_active);

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/fast_math.h"
 #include "core/rng.h"
 #include "decode/search.h"
 #include "ops/log_softmax.h"
@@ -60,8 +61,9 @@ std::vector<Hypothesis> one_token_at_a_time(const models::Seq2SeqModel& model, c
 
 std::vector<Hypothesis> greedy_search(const models::Seq2SeqModel& model, const data::Batch& source,
                                       const SearchOptions& options) {
+  // The first largest log-prob, as std::max_element finds it, but with a max that vectorises.
   return one_token_at_a_time(model, source, options, [](const float* row, int64_t width, int64_t, size_t) {
-    return static_cast<int32_t>(std::max_element(row, row + width) - row);
+    return static_cast<int32_t>(std::find(row, row + width, row_max(row, width)) - row);
   });
 }
 

@@ -47,6 +47,20 @@ struct Hypothesis {
 // Per sentence of `source` (in batch row order): the n-best hypotheses, best first.
 std::vector<std::vector<Hypothesis>> beam_search(const models::Seq2SeqModel& model, const data::Batch& source,
                                                  const SearchOptions& options);
+// A continuation of a live beam by one token; log_prob is the beam's plus the token's.
+struct Continuation {
+  float log_prob;
+  int beam;
+  int32_t token;
+};
+
+// The `count` best continuations of beams whose log-probs are `beam_log_probs` (b) and whose
+// next-token log-probs are the rows of log_probs (b, width), best first; ties keep the earlier
+// (beam, token), as a stable sort would. One pass with a running threshold that skips whole
+// chunks of tokens on their maximum: almost every token of a beam step costs a vector compare.
+std::vector<Continuation> best_continuations(const float* log_probs, int64_t width,
+                                             const std::vector<float>& beam_log_probs, size_t count);
+
 // Per sentence: the argmax continuation.
 std::vector<Hypothesis> greedy_search(const models::Seq2SeqModel& model, const data::Batch& source,
                                       const SearchOptions& options);

@@ -4,7 +4,11 @@
 // self-attention it grows by one step per call; for cross-attention it holds the projected
 // encoder output, computed once per sentence. Beam search reorders its rows.
 //
+// Each step copies a self-attention cache once: a reorder waits for the next append, which
+// gathers the kept rows and adds the new step in one pass (defer_select_rows).
+//
 // Shapes: keys, values (B, H, t, Dh); a step (B, H, 1, Dh).
+#include <utility>
 #include <vector>
 
 #include "core/tensor.h"
@@ -12,17 +16,30 @@
 namespace attn::layers {
 
 struct KvCache {
+  KvCache() = default;
+  KvCache(Tensor keys_in, Tensor values_in) : keys(std::move(keys_in)), values(std::move(values_in)) {}
+
   Tensor keys;    // (B, H, t, Dh), undefined before the first step
   Tensor values;  // (B, H, t, Dh)
 
   bool empty() const { return !keys.defined(); }
-  // Appends one decoding step's keys and values along the time axis.
+  // Appends one decoding step's keys and values (B', H, 1, Dh) along the time axis, after the
+  // reorder defer_select_rows left (B' rows).
   void append(const Tensor& step_keys, const Tensor& step_values);
   // Keeps rows `rows` (with repeats) of the batch axis: beam search's reorder.
   void select_rows(const std::vector<int64_t>& rows);
+  // The same reorder, done by the next append: keys and values keep their old rows until then,
+  // so a cache that is read only after an append (self-attention) reorders this way.
+  void defer_select_rows(const std::vector<int64_t>& rows);
+
+ private:
+  std::vector<int64_t> pending_rows_;
+  bool pending_ = false;
 };
 
 // x (B, H, t, Dh) ++ step (B, H, s, Dh) along the time axis -> (B, H, t + s, Dh).
 Tensor append_time(const Tensor& x, const Tensor& step);
+// The same with rows `rows` of x (B' of them, repeats allowed) and step (B', H, s, Dh).
+Tensor append_time(const Tensor& x, const std::vector<int64_t>& rows, const Tensor& step);
 
 }  // namespace attn::layers

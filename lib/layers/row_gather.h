@@ -26,4 +26,23 @@ std::vector<T> select_rows(const std::vector<T>& x, const std::vector<int64_t>& 
   return result;
 }
 
+// Which source sentence each row of a decoding state belongs to. A state's source-side tensors
+// (the encoder output, its projected keys, masks, lengths) hold the same values in every row of
+// one sentence, so a reorder that leaves every row on a row of the same sentence leaves them as
+// they are. That is beam search's usual step (each sentence keeps its K beams, in any order):
+// it then moves no source-side bytes, where a gather copied them all (the source length times
+// the model width, per row and layer).
+class SourceRows {
+ public:
+  explicit SourceRows(int64_t sentences = 0);  // row i is sentence i
+
+  // Applies a reorder (the rows kept, in order, repeats allowed); true when the source-side
+  // tensors must be gathered with it because some row now belongs to another sentence.
+  bool reorder(const std::vector<int64_t>& rows);
+  int64_t size() const { return static_cast<int64_t>(sentence_of_row_.size()); }
+
+ private:
+  std::vector<int64_t> sentence_of_row_;
+};
+
 }  // namespace attn::layers

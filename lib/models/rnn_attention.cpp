@@ -14,13 +14,16 @@ namespace {
 
 constexpr const char* kFamily = "rnn";
 
-// The decoding state: s_{t-1} and the encoded source of every row (sentence x beam).
+// The decoding state: s_{t-1} and the encoded source of every row (sentence x beam), which a
+// reorder gathers only when a row changes sentence (layers::SourceRows).
 struct RnnState : DecoderState {
   layers::RecurrentState state;  // h (R, Hd), and c (R, Hd) for an LSTM
   EncodedSource source;
+  layers::SourceRows source_rows;  // (R)
 
   void select_rows(const std::vector<int64_t>& rows) override {
     state = layers::select_rows(state, rows);
+    if (!source_rows.reorder(rows)) return;  // the source side holds the right rows already
     source.states = layers::select_rows(source.states, rows);
     source.keys = layers::select_rows(source.keys, rows);
     source.mask = layers::select_rows(source.mask, rows);
@@ -212,6 +215,7 @@ Tensor RnnAttentionModel::forward(const layers::RunContext& ctx, const data::Bat
 std::unique_ptr<DecoderState> RnnAttentionModel::start(const layers::RunContext& ctx, const data::Batch& batch) const {
   auto state = std::make_unique<RnnState>();
   state->source = encode_source(ctx, batch);
+  state->source_rows = layers::SourceRows(batch.size);
   state->state = initial_state(ctx.tape, state->source);
   return state;
 }

@@ -47,8 +47,9 @@ void TokenEmbeddings::add_output(ParameterStore& store) {
 Tensor TokenEmbeddings::project(Tape& tape, const Tensor& hidden) const {
   if (!options_.tied_embeddings) return output_(tape, hidden);
   // f32 keeps its batched matmul (the same kernels, so the same bits as ever); bf16 (training
-  // and decoding) and int8 decoding multiply with the table's prepared form.
-  if (tied_output_->precision != Precision::f32) return ops::linear(tape, hidden, *tied_output_, Tensor());
+  // and decoding), int8 decoding and packed decoding multiply with the table's prepared form.
+  if (tied_output_->precision != Precision::f32 || tied_output_->packed)
+    return ops::linear(tape, hidden, *tied_output_, Tensor());
   ops::MatmulOptions transposed_table;
   transposed_table.transpose_b = true;
   return ops::matmul(tape, hidden, target_.table(), transposed_table);  // (..., E) x (V, E)^T

@@ -14,19 +14,23 @@ namespace {
 constexpr const char* kFamily = "transformer";
 
 // The decoding state: one cache per decoder layer, the source lengths, the next position.
+// A reorder gathers the self-attention caches with the next step's append, and the source side
+// (the memory caches and lengths) only when a row changes sentence (layers::SourceRows).
 struct TransformerState : DecoderState {
   std::vector<layers::DecoderLayerCache> layers;
   std::vector<int32_t> memory_lengths;  // (R)
+  layers::SourceRows source_rows;       // (R)
   int64_t position = 0;
 
   void select_rows(const std::vector<int64_t>& rows) override {
+    bool source_moved = source_rows.reorder(rows);
     for (auto& cache : layers) {
-      cache.self.select_rows(rows);
-      cache.memory.select_rows(rows);
+      cache.self.defer_select_rows(rows);
+      if (source_moved) cache.memory.select_rows(rows);
     }
-    memory_lengths = layers::select_rows(memory_lengths, rows);
+    if (source_moved) memory_lengths = layers::select_rows(memory_lengths, rows);
   }
-  int64_t rows() const override { return static_cast<int64_t>(memory_lengths.size()); }
+  int64_t rows() const override { return source_rows.size(); }
 };
 
 }  // namespace
@@ -101,6 +105,7 @@ std::unique_ptr<DecoderState> TransformerModel::start(const layers::RunContext& 
   Tensor memory = encode(ctx, batch);  // (B, S, D)
   auto state = std::make_unique<TransformerState>();
   state->memory_lengths = batch.src_lengths;
+  state->source_rows = layers::SourceRows(batch.size);
   for (const auto& layer : decoder_) state->layers.push_back({layers::KvCache{}, layer.project_memory(ctx, memory)});
   return state;
 }

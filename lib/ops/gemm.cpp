@@ -1,5 +1,8 @@
 #include "ops/gemm.h"
 
+#include <optional>
+#include <string>
+
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "dnnl/context.h"
@@ -20,6 +23,21 @@ struct ReorderEntry {
   dnnl::reorder primitive;
 };
 
+// What pack_weight makes: W^T (K, N) in the matmul's blocked layout, in memory oneDNN owns.
+struct OnednnPackedMatrix final : PackedMatrix {
+  Shape dims;  // (K, N): the matmul's b
+  DType dtype = DType::f32;
+  memory values;
+};
+
+struct PackedMatmulEntry {
+  std::optional<dnnl::matmul> primitive;  // empty when only a reference kernel reads the layout
+};
+
+// The layout is asked of a product of this many rows; oneDNN 2.6 picks the same one for every
+// row count (1 to 1024 checked), so one packed copy serves all of decoding's batch shapes.
+constexpr int64_t kLayoutQueryRows = 128;
+
 void check_operands(const MatrixView& a, const MatrixView& b, const MatrixView& c) {
   size_t rank = a.dims.size();
   ATTN_CHECK(rank >= 2 && b.dims.size() == rank && c.dims.size() == rank, "gemm: ranks differ: a ", to_string(a.dims),
@@ -35,6 +53,57 @@ void check_operands(const MatrixView& a, const MatrixView& b, const MatrixView& 
 MatrixView plain_view(const Tensor& tensor) { return MatrixView::of(tensor); }
 
 uint64_t flop_counter = 0;
+
+dnnl::primitive_attr matmul_attr(const GemmOptions& options) {
+  dnnl::primitive_attr attr;
+  if (options.alpha != 1.f) attr.set_output_scales(0, {options.alpha});
+  if (options.accumulate) {
+    dnnl::post_ops post_ops;
+    post_ops.append_sum(1.f);
+    attr.set_post_ops(post_ops);
+  }
+  return attr;
+}
+
+// (1, ..., 1, N): the bias, broadcast over every row of c (..., M, N).
+memory::desc bias_desc_of(const MatrixView& c) {
+  Shape bias_dims(c.dims.size(), 1);
+  bias_dims.back() = c.cols();
+  return dnn::plain_desc(bias_dims);
+}
+
+dnnl::matmul::primitive_desc matmul_pd(const memory::desc& a, const memory::desc& b, const MatrixView& c,
+                                       const GemmOptions& options) {
+  auto c_desc = dnn::strided_desc(c.dims, c.strides, c.dtype);
+  auto desc = options.bias ? dnnl::matmul::desc(a, b, bias_desc_of(c), c_desc) : dnnl::matmul::desc(a, b, c_desc);
+  return dnnl::matmul::primitive_desc(desc, matmul_attr(options), dnn::Context::get().engine());
+}
+
+// The key part every matmul shares: c's shape and the options.
+void add_output_and_options(dnn::CacheKey& key, const MatrixView& c, const GemmOptions& options) {
+  key.add(c.dims).add(c.strides).add(options.alpha).add(int64_t(options.accumulate));
+  key.add(int64_t(options.bias != nullptr));
+}
+
+void execute_matmul(const dnnl::matmul& primitive, const MatrixView& a, const memory& b, const MatrixView& c,
+                    const GemmOptions& options) {
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, dnn::wrap(dnn::strided_desc(a.dims, a.strides, a.dtype), a.data)},
+                                       {DNNL_ARG_WEIGHTS, b},
+                                       {DNNL_ARG_DST, dnn::wrap(dnn::strided_desc(c.dims, c.strides, c.dtype), c.data)}};
+  if (options.bias) args.emplace(DNNL_ARG_BIAS, dnn::wrap(bias_desc_of(c), options.bias));
+  primitive.execute(dnn::Context::get().stream(), args);
+}
+
+void count_flops(const MatrixView& a, const MatrixView& c) {
+  flop_counter += 2ull * uint64_t(numel(c.dims)) * uint64_t(a.cols());
+}
+
+// a as a matmul with a `dtype` weight reads it: bf16 weights take bf16 rows.
+MatrixView operand_for(const MatrixView& a, bool bf16, Tensor& converted) {
+  if (!bf16 || a.dtype != DType::f32) return a;
+  converted = bf16_copy(a);
+  return plain_view(converted);
+}
 
 }  // namespace
 
@@ -95,48 +164,72 @@ void reset_gemm_flops() { flop_counter = 0; }
 
 void gemm(const MatrixView& a_in, const MatrixView& b_in, const MatrixView& c, const GemmOptions& options) {
   check_operands(a_in, b_in, c);
-  flop_counter += 2ull * uint64_t(numel(c.dims)) * uint64_t(a_in.cols());
+  count_flops(a_in, c);
   auto& context = dnn::Context::get();
   bool use_bf16 = context.matmul_precision() == dnn::MatmulPrecision::bf16 || a_in.dtype == DType::bf16 ||
                   b_in.dtype == DType::bf16;
-  Tensor a_bf16 = use_bf16 && a_in.dtype == DType::f32 ? bf16_copy(a_in) : Tensor();
-  Tensor b_bf16 = use_bf16 && b_in.dtype == DType::f32 ? bf16_copy(b_in) : Tensor();
-  MatrixView a = a_bf16.defined() ? plain_view(a_bf16) : a_in;
-  MatrixView b = b_bf16.defined() ? plain_view(b_bf16) : b_in;
-
+  Tensor a_bf16, b_bf16;
+  MatrixView a = operand_for(a_in, use_bf16, a_bf16);
+  MatrixView b = operand_for(b_in, use_bf16, b_bf16);
   auto a_desc = dnn::strided_desc(a.dims, a.strides, a.dtype);
   auto b_desc = dnn::strided_desc(b.dims, b.strides, b.dtype);
-  auto c_desc = dnn::strided_desc(c.dims, c.strides, c.dtype);
-  Shape bias_dims(c.dims.size(), 1);
-  bias_dims.back() = c.cols();
-  auto bias_desc = dnn::plain_desc(bias_dims);
 
   dnn::CacheKey key("matmul");
   key.add(a.dims).add(a.strides).add(int64_t(a.dtype)).add(b.dims).add(b.strides).add(int64_t(b.dtype));
-  key.add(c.dims)
-      .add(c.strides)
-      .add(options.alpha)
-      .add(int64_t(options.accumulate))
-      .add(int64_t(options.bias != nullptr));
+  add_output_and_options(key, c, options);
   auto& entry = context.cache().get<MatmulEntry>(key.str(), [&] {
-    dnnl::primitive_attr attr;
-    if (options.alpha != 1.f) attr.set_output_scales(0, {options.alpha});
-    if (options.accumulate) {
-      dnnl::post_ops post_ops;
-      post_ops.append_sum(1.f);
-      attr.set_post_ops(post_ops);
-    }
-    auto desc = options.bias ? dnnl::matmul::desc(a_desc, b_desc, bias_desc, c_desc)
-                             : dnnl::matmul::desc(a_desc, b_desc, c_desc);
-    dnnl::matmul::primitive_desc pd(desc, attr, context.engine());
+    dnnl::matmul::primitive_desc pd = matmul_pd(a_desc, b_desc, c, options);
     return MatmulEntry{pd, dnnl::matmul(pd)};
   });
+  execute_matmul(entry.primitive, a, dnn::wrap(b_desc, b.data), c, options);
+}
 
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, dnn::wrap(a_desc, a.data)},
-                                       {DNNL_ARG_WEIGHTS, dnn::wrap(b_desc, b.data)},
-                                       {DNNL_ARG_DST, dnn::wrap(c_desc, c.data)}};
-  if (options.bias) args.emplace(DNNL_ARG_BIAS, dnn::wrap(bias_desc, options.bias));
-  entry.primitive.execute(context.stream(), args);
+std::shared_ptr<const PackedMatrix> pack_weight(const Tensor& weight) {
+  ATTN_CHECK(weight.rank() == 2 && (weight.dtype() == DType::f32 || weight.dtype() == DType::bf16),
+             "pack_weight: needs an f32 or bf16 matrix, not ", to_string(weight.shape()));
+  auto packed = std::make_shared<OnednnPackedMatrix>();
+  const int64_t rows = weight.dim(1), cols = weight.dim(0);  // W^T is (K, N)
+  packed->dims = {rows, cols};
+  packed->dtype = weight.dtype();
+  auto& context = dnn::Context::get();
+  auto query_a = dnn::plain_desc({kLayoutQueryRows, rows}, weight.dtype());
+  auto any_b = memory::desc(dnn::to_dims(packed->dims), dnn::to_dnnl(weight.dtype()), memory::format_tag::any);
+  auto query_c = dnn::plain_desc({kLayoutQueryRows, cols});
+  dnnl::matmul::primitive_desc query(dnnl::matmul::desc(query_a, any_b, query_c), context.engine());
+  packed->values = memory(query.weights_desc(), context.engine());
+  memory plain = dnn::wrap(dnn::strided_desc(packed->dims, {1, rows}, weight.dtype()), weight.raw());
+  dnnl::reorder(plain, packed->values).execute(context.stream(), plain, packed->values);
+  return packed;
+}
+
+bool gemm_packed(const MatrixView& a_in, const PackedMatrix& weight, const MatrixView& c, const GemmOptions& options) {
+  const auto& packed = dynamic_cast<const OnednnPackedMatrix&>(weight);
+  ATTN_CHECK(a_in.dims.size() == 2 && c.dims.size() == 2 && a_in.cols() == packed.dims[0] &&
+                 c.rows() == a_in.rows() && c.cols() == packed.dims[1],
+             "gemm: shapes do not chain: a ", to_string(a_in.dims), " x packed b ", to_string(packed.dims), " -> c ",
+             to_string(c.dims));
+  ATTN_CHECK(a_in.strides == row_major_strides(a_in.dims) && (a_in.dtype == DType::f32 || a_in.dtype == packed.dtype),
+             "gemm_packed: a must be plain row-major f32 (or of the packed weight's dtype)");
+  dnn::CacheKey key("matmul_packed");
+  key.add(a_in.dims).add(int64_t(a_in.dtype)).add(packed.dims).add(int64_t(packed.dtype));
+  add_output_and_options(key, c, options);
+  auto& entry = dnn::Context::get().cache().get<PackedMatmulEntry>(key.str(), [&] {
+    PackedMatmulEntry made;
+    try {
+      dnnl::matmul::primitive_desc pd =
+          matmul_pd(dnn::plain_desc(a_in.dims, packed.dtype), packed.values.get_desc(), c, options);
+      if (std::string(pd.impl_info_str()).rfind("ref", 0) != 0) made.primitive = dnnl::matmul(pd);
+    } catch (const dnnl::error&) {
+      // no kernel at all for the packed layout: the caller multiplies the plain weight
+    }
+    return made;
+  });
+  if (!entry.primitive) return false;
+  count_flops(a_in, c);
+  Tensor a_bf16;
+  MatrixView a = operand_for(a_in, packed.dtype == DType::bf16, a_bf16);
+  execute_matmul(*entry.primitive, a, packed.values, c, options);
+  return true;
 }
 
 }  // namespace attn::ops

@@ -80,6 +80,21 @@ Tensor linear_with(Tape& tape, const Tensor& x_in, const Tensor& weight_values, 
   return y.view(shape);
 }
 
+// y = x W^T + b with the packed form of W; undefined when oneDNN has no fast kernel for it.
+Tensor linear_packed(const Tensor& x_in, const MatmulWeight& weight, const Tensor& bias) {
+  const Tensor& values = weight.precision == Precision::bf16 ? weight.bf16 : weight.f32;
+  check_fits(x_in, values, bias);
+  int64_t in_features = values.dim(1), out_features = values.dim(0);
+  Tensor x = x_in.view({x_in.numel() / in_features, in_features});  // (M, K)
+  Tensor y = Tensor::empty({x.dim(0), out_features});                           // (M, N)
+  if (!gemm_packed(MatrixView::of(x), *weight.packed, MatrixView::of(y),
+                   GemmOptions::overwrite(1.f, bias.defined() ? bias.data() : nullptr)))
+    return Tensor();
+  Shape shape = x_in.shape();
+  shape.back() = out_features;
+  return y.view(shape);
+}
+
 }  // namespace
 
 Tensor linear(Tape& tape, const Tensor& x, const Tensor& weight, const Tensor& bias) {
@@ -87,11 +102,22 @@ Tensor linear(Tape& tape, const Tensor& x, const Tensor& weight, const Tensor& b
 }
 
 Tensor linear(Tape& tape, const Tensor& x, const MatmulWeight& weight, const Tensor& bias) {
+  if (weight.packed && !tape.needs_grad(x, weight.f32, bias)) {
+    Tensor y = linear_packed(x, weight, bias);
+    if (y.defined()) return y;
+  }
   if (weight.precision == Precision::f32) return linear(tape, x, weight.f32, bias);
   if (weight.precision == Precision::bf16) return linear_with(tape, x, weight.bf16, weight.f32, bias);
   ATTN_CHECK(!tape.needs_grad(x, weight.f32, bias),
              "linear: int8 weights are for decoding; training multiplies in f32 or bf16");
   return quantized_linear(x, weight.int8, bias);
+}
+
+void pack_matmul_weights(ParameterStore& store) {
+  store.for_each_matmul_weight([](MatmulWeight& weight) {
+    if (weight.precision == Precision::f32) weight.packed = pack_weight(weight.f32);
+    if (weight.precision == Precision::bf16) weight.packed = pack_weight(weight.bf16);
+  });
 }
 
 }  // namespace attn::ops

@@ -4,6 +4,7 @@
 // Shapes: x (..., K), weight (N, K), bias (N) or undefined -> y (..., N).
 #include "autograd/tape.h"
 #include "core/matmul_weight.h"
+#include "core/parameter_store.h"
 #include "core/tensor.h"
 
 namespace attn::ops {
@@ -14,6 +15,12 @@ Tensor linear(Tape& tape, const Tensor& x, const Tensor& weight, const Tensor& b
 // function above, unchanged; bf16 multiplies with the bf16 copy (x converted once, kept in bf16
 // for the backward; dW goes to the f32 parameter): bf16 decoding and bf16 training; int8
 // (ops/quantized_linear.h) is for decoding and refuses a tape that wants gradients.
+// A packed weight (decoding) multiplies with its packed copy when no gradient is wanted.
 Tensor linear(Tape& tape, const Tensor& x, const MatmulWeight& weight, const Tensor& bias);
+
+// Packs the f32 or bf16 form of every matmul weight of `store` (ops::pack_weight), for
+// decoding: the copies do not follow later changes of the values (prepare_matmul_weights drops
+// them). int8 weights stay as they are.
+void pack_matmul_weights(ParameterStore& store);
 
 }  // namespace attn::ops

@@ -6,6 +6,7 @@
 #include "io/checkpoint.h"
 #include "models/model_factory.h"
 #include "ops/gemm.h"
+#include "ops/linear.h"
 
 namespace attn::run {
 
@@ -47,6 +48,7 @@ void set_decoding_precision(models::Seq2SeqModel& model, Precision precision) {
              "--precision bf16: oneDNN has no bf16 matmul on this CPU (", dnn::cpu_isa_name(),
              "; it needs AVX-512); use f32 or int8");
   model.parameters().prepare_matmul_weights(precision);
+  ops::pack_matmul_weights(model.parameters());
 }
 
 namespace {

@@ -283,3 +283,51 @@ TEST_CASE("sampling draws from softmax of log-probabilities over the temperature
   sampling.top_p = 0.45f;
   CHECK(decode::sample_token(kThree.data(), 3, sampling, 0.9999f) == 0);
 }
+
+TEST_CASE("best_continuations equals a stable sort of every beam-token score - ties and all", "[decode][search]") {
+  // 3 beams over 1,000 tokens (not a multiple of the scan chunk); scores on a coarse grid, so
+  // many tie, and one beam far behind, so whole chunks fall below the threshold.
+  const int64_t width = 1000;
+  const std::vector<float> beams = {-1.5f, -0.25f, -40.f};
+  Rng rng(11);
+  std::vector<float> log_probs(size_t(width) * beams.size());
+  for (float& value : log_probs) value = -std::round(rng.uniform() * 80.f) / 8.f;
+  for (size_t count : {size_t(1), size_t(10), size_t(64), size_t(3000)}) {
+    INFO(count << " kept");
+    std::vector<decode::Continuation> expected;
+    for (size_t b = 0; b < beams.size(); ++b)
+      for (int64_t v = 0; v < width; ++v)
+        expected.push_back({beams[b] + log_probs[b * width + v], int(b), int32_t(v)});
+    std::stable_sort(expected.begin(), expected.end(),
+                     [](const decode::Continuation& a, const decode::Continuation& c) { return a.log_prob > c.log_prob; });
+    expected.resize(std::min(count, expected.size()));
+    auto found = decode::best_continuations(log_probs.data(), width, beams, count);
+    REQUIRE(found.size() == expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) {
+      CHECK(found[i].log_prob == expected[i].log_prob);
+      CHECK(found[i].beam == expected[i].beam);
+      CHECK(found[i].token == expected[i].token);
+    }
+  }
+}
+
+TEST_CASE("beam search gives every model kind the same result for a batch as for each sentence alone",
+          "[decode][search]") {
+  // Sentences of different lengths finish at different steps, so the decoding state's rows
+  // change sentence (a source-side gather) on some steps and only move within one on others.
+  attn::testing::TinyModelKind kind = GENERATE(from_range(attn::testing::tiny_model_kinds()));
+  INFO(kind.label);
+  auto model = attn::testing::tiny_model(kind, 7);
+  data::Batch batch = batch_of_sources(kSources);
+  decode::SearchOptions options = options_with_beam(3, 3);
+  auto together = decode::beam_search(*model, batch, options);
+  for (size_t s = 0; s < kSources.size(); ++s) {
+    INFO("sentence " << s);
+    auto alone = decode::beam_search(*model, batch_of_sources({kSources[s]}), options);
+    REQUIRE(alone[0].size() == together[s].size());
+    for (size_t i = 0; i < together[s].size(); ++i) {
+      CHECK(alone[0][i].tokens == together[s][i].tokens);
+      CHECK(alone[0][i].score == Approx(together[s][i].score).margin(1e-4));
+    }
+  }
+}

@@ -29,3 +29,38 @@ TEST_CASE("a kv cache gathers its keys and values by row - an empty one stays em
   CHECK(cache.keys.to_vector() == std::vector<float>{2, 2, 1});
   CHECK(cache.values.to_vector() == std::vector<float>{4, 4, 3});
 }
+
+TEST_CASE("a deferred reorder gathers with the next append - as a reorder then an append would", "[layers][rows]") {
+  auto steps = [](float first) {  // (2, 1, 1, 1) keys, values
+    return std::make_pair(Tensor::from_vector({2, 1, 1, 1}, {first, first + 1}),
+                          Tensor::from_vector({2, 1, 1, 1}, {first + 10, first + 11}));
+  };
+  layers::KvCache eager, deferred;
+  for (layers::KvCache* cache : {&eager, &deferred}) cache->append(steps(1).first, steps(1).second);
+  // Two reorders before one append compose: {1, 0} then {1, 1} keeps row 0 twice.
+  eager.select_rows({1, 0});
+  eager.select_rows({1, 1});
+  deferred.defer_select_rows({1, 0});
+  deferred.defer_select_rows({1, 1});
+  CHECK(deferred.keys.to_vector() == std::vector<float>{1, 2});  // untouched until the append
+  CHECK_THROWS_WITH(deferred.select_rows({0}), Catch::Contains("deferred reorder"));
+  for (layers::KvCache* cache : {&eager, &deferred}) cache->append(steps(5).first, steps(5).second);
+  CHECK(deferred.keys.shape() == Shape{2, 1, 2, 1});
+  CHECK(deferred.keys.to_vector() == eager.keys.to_vector());
+  CHECK(deferred.values.to_vector() == eager.values.to_vector());
+  CHECK(deferred.keys.to_vector() == std::vector<float>{1, 5, 1, 6});
+  CHECK(deferred.values.to_vector() == std::vector<float>{11, 15, 11, 16});
+}
+
+TEST_CASE("source rows: beams reordered within their sentences move nothing - a row changing sentence does",
+          "[layers][rows]") {
+  layers::SourceRows rows(2);
+  CHECK(rows.size() == 2);
+  CHECK(rows.reorder({0, 0, 0, 1, 1, 1}));  // the first beam step: each sentence takes 3 rows
+  CHECK_FALSE(rows.reorder({2, 0, 1, 5, 5, 3}));  // every row stays with its sentence
+  CHECK(rows.size() == 6);
+  CHECK(rows.reorder({3, 4, 5}));  // sentence 0 finished: the rows shift
+  CHECK_FALSE(rows.reorder({1, 1, 0}));
+  CHECK(rows.reorder({0, 1}));  // a sentence keeps fewer beams
+  CHECK_THROWS_WITH(rows.reorder({2}), Catch::Contains("row 2 of 2"));
+}

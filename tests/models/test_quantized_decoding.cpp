@@ -1,11 +1,13 @@
 // Decoding with int8 (and bf16) weights, on a tiny trained model of every family and cell:
-// close to f32, mostly the same greedy translations, and f32 afterwards exactly as before.
+// close to f32, mostly the same greedy translations, and f32 afterwards exactly as before;
+// packed f32 weights: the same translations as plain ones.
 #include <cmath>
 
 #include <catch2/catch.hpp>
 
 #include "decode/search.h"
 #include "ops/gemm.h"
+#include "ops/linear.h"
 #include "tiny_models.h"
 
 using namespace attn;
@@ -108,4 +110,30 @@ TEST_CASE("bf16 decoding stays close to f32 where the CPU has bf16 matmuls", "[m
   int same = 0;
   for (size_t i = 0; i < f32_tokens.size(); ++i) same += bf16_tokens[i] == f32_tokens[i];
   CHECK(same >= 14);
+}
+
+TEST_CASE("packed f32 decoding gives plain f32's logits and translations - and preparing again unpacks",
+          "[models][packed]") {
+  TinyModelKind kind = GENERATE(from_range(testing::tiny_model_kinds()));
+  INFO(kind.label);
+  auto model = testing::tiny_model(kind, 5);
+  data::Batch batch = batch_of(make_examples(kPairs));
+  testing::fit(
+      *model, [&](int) { return batch; }, 60, 1e-2f);
+  const std::vector<float> plain_logits = logits_of(*model, batch);
+  const auto plain_tokens = greedy(*model, batch);
+
+  ops::pack_matmul_weights(model->parameters());
+  int packed = 0;
+  model->parameters().for_each_matmul_weight([&](MatmulWeight& weight) { packed += bool(weight.packed); });
+  CHECK(packed > 0);
+  const std::vector<float> packed_logits = logits_of(*model, batch);
+  REQUIRE(packed_logits.size() == plain_logits.size());
+  for (size_t i = 0; i < plain_logits.size(); ++i)
+    CHECK(std::fabs(packed_logits[i] - plain_logits[i]) <= 1e-5 * (1 + std::fabs(plain_logits[i])));
+  CHECK(greedy(*model, batch) == plain_tokens);
+
+  model->parameters().prepare_matmul_weights(Precision::f32);
+  model->parameters().for_each_matmul_weight([](MatmulWeight& weight) { CHECK_FALSE(weight.packed); });
+  CHECK(logits_of(*model, batch) == plain_logits);
 }

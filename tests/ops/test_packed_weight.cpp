@@ -1,0 +1,110 @@
+// Packed weights (decoding): ops::linear with a weight packed in oneDNN's blocked layout gives
+// the plain weight's products, in f32 and bf16, for every row count decoding meets; a tape that
+// wants gradients and a re-prepared weight never see the packed copy.
+#include <cmath>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "core/matmul_weight.h"
+#include "grad_check.h"
+#include "matmul_precision_scope.h"
+#include "ops/gemm.h"
+#include "ops/linear.h"
+
+using namespace attn;
+using attn::testing::random_tensor;
+
+namespace {
+
+// Neither dimension is a multiple of the 16 x 64 blocks, so the packed copy has padding.
+constexpr int64_t kInner = 40, kOuter = 72;
+
+MatmulWeight packed_weight(const Tensor& f32, Precision precision) {
+  MatmulWeight weight;
+  weight.f32 = f32;
+  weight.prepare(precision);
+  weight.packed = ops::pack_weight(precision == Precision::bf16 ? weight.bf16 : weight.f32);
+  return weight;
+}
+
+MatmulWeight plain_weight(const Tensor& f32, Precision precision) {
+  MatmulWeight weight;
+  weight.f32 = f32;
+  weight.prepare(precision);
+  return weight;
+}
+
+// The same products up to the order of f32 sums (the two layouts may block K differently).
+void check_same_products(const std::vector<float>& packed, const std::vector<float>& plain) {
+  REQUIRE(packed.size() == plain.size());
+  for (size_t i = 0; i < plain.size(); ++i) CHECK(std::fabs(packed[i] - plain[i]) <= 1e-5 * (1 + std::fabs(plain[i])));
+}
+
+}  // namespace
+
+TEST_CASE("a packed weight gives the plain weight's products for 1 to 160 rows - with bias and leading dims",
+          "[ops][packed]") {
+  Precision precision = GENERATE(Precision::f32, Precision::bf16);
+  INFO(precision_name(precision));
+  if (precision == Precision::bf16 && testing::no_bf16_matmul()) return;
+  Tensor w = random_tensor({kOuter, kInner}, 31, 0.5f, false);
+  Tensor bias = random_tensor({kOuter}, 32, 1.f, false);
+  MatmulWeight packed = packed_weight(w, precision);
+  MatmulWeight plain = plain_weight(w, precision);
+  Tape tape;
+  NoGradScope no_grad(tape);
+  for (int64_t rows : {1, 5, 32, 160}) {
+    INFO(rows << " rows");
+    Tensor x = random_tensor({rows, 1, kInner}, 33 + uint64_t(rows), 1.f, false);
+    Tensor y = ops::linear(tape, x, packed, bias);
+    CHECK(y.shape() == Shape{rows, 1, kOuter});
+    check_same_products(y.to_vector(), ops::linear(tape, x, plain, bias).to_vector());
+  }
+}
+
+TEST_CASE("gemm_packed runs where oneDNN has a blocked kernel and names a misfit", "[ops][packed]") {
+  Tensor w = random_tensor({kOuter, kInner}, 34, 0.5f, false);
+  auto packed = ops::pack_weight(w);
+  Tensor x = random_tensor({3, kInner}, 35, 1.f, false);
+  Tensor y = Tensor::empty({3, kOuter});
+  bool ran = ops::gemm_packed(ops::MatrixView::of(x), *packed, ops::MatrixView::of(y), {});
+  // oneDNN 2.6 has its blocked (brgemm) f32 matmul on AVX-512 CPUs, the ones with bf16 matmuls.
+  if (ops::bf16_gemm_supported()) CHECK(ran);
+  if (ran) {
+    Tensor expected = Tensor::empty({3, kOuter});
+    ops::gemm(ops::MatrixView::of(x), ops::MatrixView::of(w).transposed(), ops::MatrixView::of(expected));
+    check_same_products(y.to_vector(), expected.to_vector());
+  }
+  Tensor wrong = Tensor::zeros({3, kInner + 1});
+  CHECK_THROWS_WITH(ops::gemm_packed(ops::MatrixView::of(wrong), *packed, ops::MatrixView::of(y), {}),
+                    Catch::Contains("do not chain"));
+}
+
+TEST_CASE("a tape that wants gradients multiplies the plain weight - so dW reaches the parameter", "[ops][packed]") {
+  Tensor w = random_tensor({kOuter, kInner}, 36, 0.5f, true);
+  MatmulWeight packed = packed_weight(w, Precision::f32);
+  Tensor x = random_tensor({4, kInner}, 37, 1.f, true);
+  Tape tape;
+  Tensor y = ops::linear(tape, x, packed, Tensor());
+  REQUIRE(y.requires_grad());
+  // d(sum y)/dW[n][k] = sum_i x[i][k]
+  Tensor ones = Tensor::from_vector(y.shape(), std::vector<float>(size_t(y.numel()), 1.f));
+  tape.backward(y, ones);
+  const float* grad = w.grad().data();
+  for (int64_t k = 0; k < kInner; ++k) {
+    double column = 0;
+    for (int64_t i = 0; i < 4; ++i) column += x.data()[i * kInner + k];
+    CHECK(grad[k] == Approx(column).margin(1e-5));
+    CHECK(grad[(kOuter - 1) * kInner + k] == Approx(column).margin(1e-5));
+  }
+}
+
+TEST_CASE("preparing a weight again drops its packed copy - which no longer matches the values", "[ops][packed]") {
+  Tensor w = random_tensor({kOuter, kInner}, 38, 0.5f, false);
+  MatmulWeight weight = packed_weight(w, Precision::f32);
+  REQUIRE(weight.packed);
+  weight.prepare(Precision::f32);
+  CHECK_FALSE(weight.packed);
+  CHECK_THROWS_WITH(ops::pack_weight(Tensor::zeros({kInner})), Catch::Contains("f32 or bf16 matrix"));
+}
