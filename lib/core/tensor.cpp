@@ -92,15 +92,31 @@ const uint16_t* Tensor::data_bf16() const {
 
 bool Tensor::has_grad() const { return impl().grad && impl().grad->buffer != nullptr; }
 
+namespace {
+
+// The gradient mirrors the whole data buffer in f32 so that every view finds its offset.
+size_t gradient_elements(const BufferPtr& data, DType dtype, const GradSlot& slot) {
+  return data ? data->bytes() / dtype_size(dtype) : slot.elements;
+}
+
+}  // namespace
+
 Tensor Tensor::grad() const {
   Impl& self = impl();
   ATTN_CHECK(self.grad, "tensor ", to_string(self.shape), " has no gradient slot");
-  if (!self.grad->buffer) {
-    // The gradient mirrors the whole data buffer in f32 so that every view finds its offset.
-    size_t elements = self.data ? self.data->bytes() / dtype_size(self.dtype) : self.grad->elements;
-    self.grad->buffer = std::make_shared<Buffer>(elements * sizeof(float), true);
-  }
+  if (!self.grad->buffer)
+    self.grad->buffer =
+        std::make_shared<Buffer>(gradient_elements(self.data, self.dtype, *self.grad) * sizeof(float), true);
   return view_of(self.grad->buffer, nullptr, self.offset, self.shape, DType::f32);
+}
+
+Tensor Tensor::grad_to_write(bool* fresh) const {
+  Impl& self = impl();
+  ATTN_CHECK(self.grad, "tensor ", to_string(self.shape), " has no gradient slot");
+  const size_t elements = gradient_elements(self.data, self.dtype, *self.grad);
+  *fresh = !self.grad->buffer && self.offset == 0 && static_cast<size_t>(numel()) == elements;
+  if (*fresh) self.grad->buffer = std::make_shared<Buffer>(elements * sizeof(float), false);
+  return grad();
 }
 
 void Tensor::zero_grad() {

@@ -54,6 +54,12 @@ class Tensor {
   bool has_grad() const;
   // The gradient (f32, same shape), zero-filled on first access.
   Tensor grad() const;
+  // The gradient for a backward about to write every element of it. When nothing has touched
+  // the gradient yet and this tensor spans its whole buffer, the buffer is made WITHOUT zeroing
+  // and *fresh is true: the caller must then overwrite all of it (a gemm without its sum
+  // post-op, a copy instead of an add), which spares a memset and a read of the zeros.
+  // Otherwise it is grad() and *fresh is false: add to it.
+  Tensor grad_to_write(bool* fresh) const;
   void zero_grad();
   // Makes the data buffer the gradient buffer as well, for a backward that turns the values
   // into their gradient in place (cross-entropy over the logits: one (N, V) buffer less).

@@ -72,12 +72,13 @@ BackwardEntry& backward_entry(Activation kind, int64_t count) {
 }
 
 // Backward of y = f(x):  dx += f'(x) dy. oneDNN's eltwise backward overwrites its diff_src,
-// so it writes f'(x) dy into scratch, which is then added into x's gradient.
+// so it writes f'(x) dy into x's gradient if that is untouched, else into scratch then added.
 void activation_backward(const Tensor& x, const Tensor& y, Activation kind) {
   if (!y.has_grad() || !x.requires_grad() || y.numel() == 0) return;
   auto& context = dnn::Context::get();
   int64_t count = y.numel();
-  Tensor scratch = Tensor::empty(x.shape());  // x's shape: f'(x) dy
+  GradientOutput dx(x);
+  const Tensor& scratch = dx.tensor();  // x's shape: f'(x) dy
   auto desc = flat_desc(count);
   bool use_dst = backward_uses_dst(kind);
   std::unordered_map<int, dnnl::memory> args{
@@ -85,7 +86,7 @@ void activation_backward(const Tensor& x, const Tensor& y, Activation kind) {
       {DNNL_ARG_DIFF_DST, dnn::wrap(desc, y.grad().raw())},
       {DNNL_ARG_DIFF_SRC, dnn::wrap(desc, scratch.raw())}};
   backward_entry(kind, count).primitive.execute(context.stream(), args);
-  accumulate_grad(x, scratch);
+  dx.add_in();
 }
 
 }  // namespace

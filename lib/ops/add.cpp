@@ -36,7 +36,7 @@ void add_repeat_sums(const float* dy, float* db, int64_t repeats, int64_t inner,
 void add_backward(const Tensor& a, const Tensor& b, const Tensor& y, float alpha, float beta) {
   if (!y.has_grad()) return;
   Tensor dy = y.grad();  // a's shape
-  if (a.requires_grad()) add_into(a.grad().data(), dy.data(), dy.numel(), alpha);
+  if (a.requires_grad()) accumulate_grad(a, dy, alpha);
   if (!b.requires_grad()) return;
   int64_t inner = b.numel();
   if (inner == dy.numel())

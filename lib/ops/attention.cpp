@@ -125,8 +125,8 @@ void attention_backward(const SavedAttention& saved, const Tensor& output) {
   Tensor d_output_operand = matmul_operand(output.grad());
   MatrixView d_output = MatrixView::of(d_output_operand);  // (B, H, Tq, Dh)
   if (saved.v_grad.requires_grad()) {
-    gemm(MatrixView::of(saved.dropped_operand).transposed(), d_output, MatrixView::grad_of(saved.v_grad),
-         GemmOptions::accumulating());
+    GradientTarget dv = gradient_target(saved.v_grad);
+    gemm(MatrixView::of(saved.dropped_operand).transposed(), d_output, dv.view, dv.options);
   }
   if (!saved.q_grad.requires_grad() && !saved.k_grad.requires_grad()) return;
   Tensor d_scores = Tensor::empty(saved.weights.shape());  // (B, H, Tq, Tk)
@@ -134,10 +134,14 @@ void attention_backward(const SavedAttention& saved, const Tensor& output) {
   softmax_backward_rows(saved.weights, saved.dropped, d_scores, saved.weights.dim(-1));
   Tensor d_scores_operand = matmul_operand(d_scores);  // a MatrixView does not own its data
   MatrixView d_s = MatrixView::of(d_scores_operand);
-  const GemmOptions add_scaled = GemmOptions::accumulating(saved.scale);
-  if (saved.q_grad.requires_grad()) gemm(d_s, MatrixView::of(saved.k), MatrixView::grad_of(saved.q_grad), add_scaled);
-  if (saved.k_grad.requires_grad())
-    gemm(d_s.transposed(), MatrixView::of(saved.q), MatrixView::grad_of(saved.k_grad), add_scaled);
+  if (saved.q_grad.requires_grad()) {
+    GradientTarget dq = gradient_target(saved.q_grad, saved.scale);
+    gemm(d_s, MatrixView::of(saved.k), dq.view, dq.options);
+  }
+  if (saved.k_grad.requires_grad()) {
+    GradientTarget dk = gradient_target(saved.k_grad, saved.scale);
+    gemm(d_s.transposed(), MatrixView::of(saved.q), dk.view, dk.options);
+  }
 }
 
 }  // namespace

@@ -15,14 +15,20 @@ namespace {
 // glibc heap, where freed blocks of changing sizes stay fragmented).
 using Mask = Buffer;
 
-// Backward of y = x * mask * keep_scale:  dx += dy * mask * keep_scale
+// Backward of y = x * mask * keep_scale:  dx += dy * mask * keep_scale (= when dx is untouched)
 void dropout_backward(const Tensor& x, const Tensor& y, const Mask& mask, float keep_scale) {
   if (!y.has_grad()) return;
   Tensor dy = y.grad();  // x's shape
   const float* g = dy.data();
-  float* dx = x.grad().data();
+  bool fresh = false;
+  float* dx = x.grad_to_write(&fresh).data();
   const uint8_t* keep = static_cast<const uint8_t*>(mask.data());
   int64_t count = dy.numel();
+  if (fresh) {  // nothing to add to: dx is written, not read (Tensor::grad_to_write)
+#pragma omp parallel for simd if (count > kParallelWork) schedule(static)
+    for (int64_t i = 0; i < count; ++i) dx[i] = keep[i] ? g[i] * keep_scale : 0.f;
+    return;
+  }
 #pragma omp parallel for simd if (count > kParallelWork) schedule(static)
   for (int64_t i = 0; i < count; ++i) dx[i] += keep[i] ? g[i] * keep_scale : 0.f;
 }

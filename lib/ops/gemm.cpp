@@ -114,6 +114,12 @@ MatrixView MatrixView::of(const Tensor& tensor) {
 
 MatrixView MatrixView::grad_of(const Tensor& tensor) { return of(tensor.grad()); }
 
+GradientTarget gradient_target(const Tensor& tensor, float alpha) {
+  bool fresh = false;
+  Tensor grad = tensor.grad_to_write(&fresh);
+  return {MatrixView::of(grad), fresh ? GemmOptions::overwrite(alpha) : GemmOptions::accumulating(alpha)};
+}
+
 MatrixView MatrixView::transposed() const {
   MatrixView view = *this;
   size_t rank = dims.size();

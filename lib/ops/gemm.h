@@ -36,6 +36,15 @@ struct GemmOptions {
   static GemmOptions accumulating(float alpha = 1.f) { return {alpha, true, nullptr}; }
 };
 
+// Where a backward product puts d(tensor): the gradient as a plain view, and options that add
+// alpha * a b to it, or overwrite it with that when nothing has written any of it yet
+// (Tensor::grad_to_write: no memset, no sum post-op reading zeros).
+struct GradientTarget {
+  MatrixView view;
+  GemmOptions options;
+};
+GradientTarget gradient_target(const Tensor& tensor, float alpha = 1.f);
+
 // c (+)= alpha * a b (+ bias). Runs in bf16 (AMX or AVX-512 BF16) when the context's matmul
 // precision is bf16 or an operand is bf16 (the other is converted: bf16 decoding's weights).
 void gemm(const MatrixView& a, const MatrixView& b, const MatrixView& c, const GemmOptions& options = {});

@@ -52,7 +52,8 @@ void reorder(const HeadLayout& layout, bool to_plain, const void* source, void* 
 
 // Both ops move the same elements between the two layouts; `to_plain` says which way the
 // forward goes (split_heads: strided -> plain, merge_heads: plain -> strided).
-// Backward of a pure permutation y = P x: dx += P^T dy, the reverse reorder, accumulating.
+// Backward of a pure permutation y = P x: dx += P^T dy, the reverse reorder, accumulating
+// (or overwriting an untouched dx).
 Tensor permute_heads(Tape& tape, const Tensor& x, const HeadLayout& layout, const Shape& out_shape, bool to_plain) {
   ATTN_CHECK(x.dtype() == DType::f32, "heads: only f32 tensors, got ", to_string(x.shape()), " in bf16");
   Tensor y = Tensor::empty(out_shape);
@@ -61,7 +62,9 @@ Tensor permute_heads(Tape& tape, const Tensor& x, const HeadLayout& layout, cons
     y.set_requires_grad(true);
     tape.record([x = x.grad_only(), y = y.grad_only(), layout, to_plain] {
       if (!y.has_grad() || !x.requires_grad()) return;
-      reorder(layout, !to_plain, y.grad().raw(), x.grad().raw(), true);
+      bool fresh = false;  // an untouched gradient is overwritten, not added to (Tensor::grad_to_write)
+      Tensor dx = x.grad_to_write(&fresh);
+      reorder(layout, !to_plain, y.grad().raw(), dx.raw(), !fresh);
     });
   }
   return y;

@@ -3,6 +3,7 @@
 #include "ops/layer_norm.h"
 
 #include <cstring>
+#include <optional>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -70,11 +71,14 @@ LayerNormBackwardEntry& backward_entry(const Shape& rows, float epsilon) {
 // With xhat = (x - mean) / sqrt(var + eps) and g = dy * gamma, per row of width D:
 //   dgamma += sum_rows dy * xhat,   dbeta += sum_rows dy,
 //   dx     += (g - mean_j(g) - xhat * mean_j(g * xhat)) / sqrt(var + eps)
-// oneDNN's backward overwrites all three, so it writes scratch that is then added.
+// oneDNN's backward overwrites all three, so it writes scratch that is then added (dx goes
+// straight into x's gradient when that is untouched).
 void layer_norm_backward(const LayerNormSaved& saved) {
   if (!saved.y.has_grad()) return;
   const Shape& rows = saved.x.shape();
-  Tensor dx = Tensor::empty(rows);                     // (N, D)
+  std::optional<GradientOutput> x_grad;
+  if (saved.x.requires_grad()) x_grad.emplace(saved.x);
+  Tensor dx = x_grad ? x_grad->tensor() : Tensor::empty(rows);  // (N, D)
   Tensor dgamma = Tensor::empty(saved.gamma.shape());  // (D)
   Tensor dbeta = Tensor::empty(saved.beta.shape());    // (D)
   auto& context = dnn::Context::get();
@@ -88,7 +92,7 @@ void layer_norm_backward(const LayerNormSaved& saved) {
                                             {DNNL_ARG_DIFF_SRC, dnn::wrap(dx)},
                                             {DNNL_ARG_DIFF_SCALE, dnn::wrap(dgamma)},
                                             {DNNL_ARG_DIFF_SHIFT, dnn::wrap(dbeta)}});
-  if (saved.x.requires_grad()) accumulate_grad(saved.x, dx);
+  if (x_grad) x_grad->add_in();
   if (saved.gamma.requires_grad()) accumulate_grad(saved.gamma, dgamma);
   if (saved.beta.requires_grad()) accumulate_grad(saved.beta, dbeta);
 }

@@ -42,10 +42,14 @@ void linear_backward(const LinearOperands& in, const Tensor& y) {
     dy_bf16 = bf16_copy(dy_view);
     dy_view = MatrixView::of(dy_bf16);
   }
-  const GemmOptions add = GemmOptions::accumulating();
-  if (in.x.requires_grad()) gemm(dy_view, MatrixView::of(in.weight_values), MatrixView::grad_of(in.x), add);
-  if (in.weight.requires_grad())
-    gemm(dy_view.transposed(), MatrixView::of(in.x_values), MatrixView::grad_of(in.weight), add);
+  if (in.x.requires_grad()) {
+    GradientTarget dx = gradient_target(in.x);
+    gemm(dy_view, MatrixView::of(in.weight_values), dx.view, dx.options);
+  }
+  if (in.weight.requires_grad()) {
+    GradientTarget dw = gradient_target(in.weight);
+    gemm(dy_view.transposed(), MatrixView::of(in.x_values), dw.view, dw.options);
+  }
   if (in.bias.defined() && in.bias.requires_grad()) add_column_sums(dy, in.bias.grad());
 }
 

@@ -24,20 +24,19 @@ void matmul_backward(const Tensor& a, const Tensor& b, const Tensor& c, const Ma
   MatrixView dc = MatrixView::grad_of(c);
   MatrixView op_a = MatrixView::of(a).transposed_if(options.transpose_a);
   MatrixView op_b = MatrixView::of(b).transposed_if(options.transpose_b);
-  const GemmOptions add = GemmOptions::accumulating(options.alpha);
   if (a.requires_grad()) {
-    MatrixView da = MatrixView::grad_of(a);
+    GradientTarget da = gradient_target(a, options.alpha);
     if (options.transpose_a)
-      gemm(op_b, dc.transposed(), da, add);
+      gemm(op_b, dc.transposed(), da.view, da.options);
     else
-      gemm(dc, op_b.transposed(), da, add);
+      gemm(dc, op_b.transposed(), da.view, da.options);
   }
   if (b.requires_grad()) {
-    MatrixView db = MatrixView::grad_of(b);
+    GradientTarget db = gradient_target(b, options.alpha);
     if (options.transpose_b)
-      gemm(dc.transposed(), op_a, db, add);
+      gemm(dc.transposed(), op_a, db.view, db.options);
     else
-      gemm(op_a.transposed(), dc, db, add);
+      gemm(op_a.transposed(), dc, db.view, db.options);
   }
 }
 

@@ -16,7 +16,7 @@ Tensor scale(Tape& tape, const Tensor& x, float factor) {
   if (tape.needs_grad(x)) {
     y.set_requires_grad(true);
     tape.record([x = x.grad_only(), y = y.grad_only(), factor] {
-      if (y.has_grad()) add_into(x.grad().data(), y.grad().data(), y.numel(), factor);  // dx += factor dy
+      if (y.has_grad()) accumulate_grad(x, y.grad(), factor);  // dx += factor dy
     });
   }
   return y;
