@@ -1,10 +1,22 @@
 #include "layers/multi_head_attention.h"
 
+#include "dnnl/context.h"
 #include "ops/attention.h"
-#include "ops/concat.h"
 #include "ops/heads.h"
 
 namespace attn::layers {
+
+namespace {
+
+// The dtype of the heads and of the merged output: bf16 in bf16 training, where attention's
+// products and the output projection are their only readers (ops/heads.h); f32 otherwise, and
+// always when decoding, whose caches keep, append and reorder f32 keys and values.
+DType heads_dtype(const RunContext& ctx) {
+  bool bf16 = ctx.training && dnn::Context::get().matmul_precision() == dnn::MatmulPrecision::bf16;
+  return bf16 ? DType::bf16 : DType::f32;
+}
+
+}  // namespace
 
 MultiHeadAttention::MultiHeadAttention(ParameterStore& store, const std::string& name, Kind kind, int64_t width,
                                        int64_t heads, float attention_dropout)
@@ -29,38 +41,42 @@ AttentionOutput MultiHeadAttention::attend(const RunContext& ctx, const Tensor& 
   options.training = ctx.training;
   options.rng = ctx.rng;
   ops::AttentionResult result = ops::attention(ctx.tape, queries, keys, values, options);  // (B, H, Tq, Dh)
-  Tensor merged = ops::merge_heads(ctx.tape, result.output);                               // (B, Tq, D)
+  Tensor merged = ops::merge_heads(ctx.tape, result.output, heads_dtype(ctx));              // (B, Tq, D)
   return {output_(ctx.tape, merged), result.weights};
 }
 
 AttentionOutput MultiHeadAttention::self_attention(const RunContext& ctx, const Tensor& x,
                                                    const std::vector<int32_t>& key_lengths, bool causal) const {
-  int64_t width = x.dim(-1);
-  std::vector<Tensor> qkv = ops::split(ctx.tape, qkv_(ctx.tape, x), {width, width, width});  // 3 x (B, T, D)
-  Tensor q = ops::split_heads(ctx.tape, qkv[0], heads_);                                     // (B, H, T, Dh)
-  Tensor k = ops::split_heads(ctx.tape, qkv[1], heads_);
-  Tensor v = ops::split_heads(ctx.tape, qkv[2], heads_);
+  const int64_t width = x.dim(-1);
+  const DType dtype = heads_dtype(ctx);
+  Tensor qkv = qkv_(ctx.tape, x);  // (B, T, 3D): the heads are read out of it in place
+  Tensor q = ops::split_heads(ctx.tape, qkv, heads_, 0, width, dtype);  // (B, H, T, Dh)
+  Tensor k = ops::split_heads(ctx.tape, qkv, heads_, width, width, dtype);
+  Tensor v = ops::split_heads(ctx.tape, qkv, heads_, 2 * width, width, dtype);
   return attend(ctx, q, k, v, key_lengths, causal);
 }
 
 AttentionOutput MultiHeadAttention::self_attention_step(const RunContext& ctx, const Tensor& x, KvCache& cache) const {
-  int64_t width = x.dim(-1);
-  std::vector<Tensor> qkv = ops::split(ctx.tape, qkv_(ctx.tape, x), {width, width, width});  // 3 x (B, 1, D)
-  cache.append(ops::split_heads(ctx.tape, qkv[1], heads_), ops::split_heads(ctx.tape, qkv[2], heads_));
-  Tensor q = ops::split_heads(ctx.tape, qkv[0], heads_);  // (B, H, 1, Dh)
+  const int64_t width = x.dim(-1);
+  Tensor qkv = qkv_(ctx.tape, x);  // (B, 1, 3D)
+  cache.append(ops::split_heads(ctx.tape, qkv, heads_, width, width),
+               ops::split_heads(ctx.tape, qkv, heads_, 2 * width, width));
+  Tensor q = ops::split_heads(ctx.tape, qkv, heads_, 0, width);  // (B, H, 1, Dh)
   // The newest query sees every cached key: causal in the offset form, nothing to mask.
   return attend(ctx, q, cache.keys, cache.values, {}, false);
 }
 
 KvCache MultiHeadAttention::project_memory(const RunContext& ctx, const Tensor& memory) const {
-  int64_t width = memory.dim(-1);
-  std::vector<Tensor> kv = ops::split(ctx.tape, kv_(ctx.tape, memory), {width, width});  // 2 x (B, S, D)
-  return KvCache{ops::split_heads(ctx.tape, kv[0], heads_), ops::split_heads(ctx.tape, kv[1], heads_)};
+  const int64_t width = memory.dim(-1);
+  const DType dtype = heads_dtype(ctx);
+  Tensor kv = kv_(ctx.tape, memory);  // (B, S, 2D)
+  return KvCache{ops::split_heads(ctx.tape, kv, heads_, 0, width, dtype),
+                 ops::split_heads(ctx.tape, kv, heads_, width, width, dtype)};
 }
 
 AttentionOutput MultiHeadAttention::cross_attention(const RunContext& ctx, const Tensor& x, const KvCache& memory,
                                                     const std::vector<int32_t>& memory_lengths) const {
-  Tensor q = ops::split_heads(ctx.tape, query_(ctx.tape, x), heads_);  // (B, H, Tq, Dh)
+  Tensor q = ops::split_heads(ctx.tape, query_(ctx.tape, x), heads_, heads_dtype(ctx));  // (B, H, Tq, Dh)
   return attend(ctx, q, memory.keys, memory.values, memory_lengths, false);
 }
 

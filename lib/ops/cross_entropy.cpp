@@ -30,20 +30,29 @@ void check_targets(const Tensor& logits, const std::vector<int32_t>& targets, in
   }
 }
 
+// The largest value and the sum of one row, in one pass over it (the logits are the largest
+// tensor of a step: every pass over them is felt).
+struct RowStats {
+  float max;
+  float sum;
+};
+
+RowStats row_max_and_sum(const float* x, int64_t vocab) {
+  float best = x[0], sum = 0.f;
+#pragma omp simd reduction(max : best) reduction(+ : sum)
+  for (int64_t j = 0; j < vocab; ++j) {
+    best = x[j] > best ? x[j] : best;
+    sum += x[j];
+  }
+  return {best, sum};
+}
+
 // logsumexp of one row, shifted by its max so that exp never overflows.
-float row_logsumexp(const float* x, int64_t vocab) {
-  const float max = row_max(x, vocab);
+float row_logsumexp(const float* x, int64_t vocab, float max) {
   float sum = 0.f;
 #pragma omp simd reduction(+ : sum)
   for (int64_t j = 0; j < vocab; ++j) sum += fast_exp(x[j] - max);
   return max + std::log(sum);
-}
-
-float row_sum(const float* x, int64_t vocab) {
-  float sum = 0.f;
-#pragma omp simd reduction(+ : sum)
-  for (int64_t j = 0; j < vocab; ++j) sum += x[j];
-  return sum;
 }
 
 // With log p_j = x_j - lse:  nll = lse - x_y,  -sum_j (1/V) log p_j = lse - mean_j x_j,
@@ -59,9 +68,10 @@ Sums forward_rows(const Tensor& logits, const std::vector<int32_t>& targets, con
   for (int64_t r = 0; r < rows; ++r) {
     if (targets[r] == options.pad_id) continue;
     const float* row = x + r * vocab;
-    lse[r] = row_logsumexp(row, vocab);
+    const RowStats stats = row_max_and_sum(row, vocab);
+    lse[r] = row_logsumexp(row, vocab, stats.max);
     double row_nll = double(lse[r]) - row[targets[r]];
-    double row_uniform = double(lse[r]) - double(row_sum(row, vocab)) / double(vocab);
+    double row_uniform = double(lse[r]) - double(stats.sum) / double(vocab);
     loss += (1.0 - eps) * row_nll + eps * row_uniform;
     nll += row_nll;
     ++tokens;

@@ -13,28 +13,34 @@ struct ReorderEntry {
   dnnl::reorder primitive;
 };
 
-// A (B, T, H * Dh) buffer seen as (B, H, T, Dh) through strides: no data moves.
+// A (B, T, W) buffer's D = H * Dh columns from `first` on, seen as (B, H, T, Dh) through
+// strides: no data moves.
 struct HeadLayout {
-  Shape dims;     // (B, H, T, Dh)
-  Shape strides;  // (T * H * Dh, Dh, H * Dh, 1)
+  Shape dims;         // (B, H, T, Dh)
+  Shape strides;      // (T * W, Dh, W, 1)
+  int64_t first = 0;  // the element offset of column `first`
 };
 
-HeadLayout head_layout(int64_t batch, int64_t heads, int64_t length, int64_t head_width) {
-  int64_t width = heads * head_width;
-  return {{batch, heads, length, head_width}, {length * width, head_width, width, 1}};
+HeadLayout head_layout(int64_t batch, int64_t heads, int64_t length, int64_t head_width, int64_t row_width,
+                       int64_t first) {
+  return {{batch, heads, length, head_width}, {length * row_width, head_width, row_width, 1}, first};
 }
 
-// dst (=|+=) src between the strided head view and the plain (B, H, T, Dh) layout, as one
-// oneDNN reorder (a sum post-op makes it add into dst, which is how the backward accumulates).
-void reorder(const HeadLayout& layout, bool to_plain, const void* source, void* target, bool accumulate) {
+// dst (=|+=) src between the strided head view (f32 or dtype) and the plain (B, H, T, Dh)
+// layout, as one oneDNN reorder (a sum post-op makes it add into dst: the backward
+// accumulating). Values go strided -> plain (split) or plain -> strided (merge) in `dtype`;
+// gradients go back in f32.
+void reorder(const HeadLayout& layout, bool to_plain, DType source_dtype, const void* source, DType target_dtype,
+             void* target, bool accumulate) {
   if (numel(layout.dims) == 0) return;  // oneDNN rejects zero-sized reorders
-  auto strided = dnn::strided_desc(layout.dims, layout.strides);
-  auto plain = dnn::plain_desc(layout.dims);
-  auto& source_desc = to_plain ? strided : plain;
-  auto& target_desc = to_plain ? plain : strided;
   auto& context = dnn::Context::get();
   dnn::CacheKey key("heads_reorder");
-  key.add(layout.dims).add(int64_t(to_plain)).add(int64_t(accumulate));
+  key.add(layout.dims).add(layout.strides).add(int64_t(to_plain)).add(int64_t(accumulate));
+  key.add(int64_t(source_dtype)).add(int64_t(target_dtype));
+  auto source_desc = to_plain ? dnn::strided_desc(layout.dims, layout.strides, source_dtype)
+                              : dnn::plain_desc(layout.dims, source_dtype);
+  auto target_desc = to_plain ? dnn::plain_desc(layout.dims, target_dtype)
+                              : dnn::strided_desc(layout.dims, layout.strides, target_dtype);
   auto& entry = context.cache().get<ReorderEntry>(key.str(), [&] {
     dnnl::primitive_attr attr;
     if (accumulate) {
@@ -50,21 +56,33 @@ void reorder(const HeadLayout& layout, bool to_plain, const void* source, void* 
   entry.primitive.execute(context.stream(), source_memory, target_memory);
 }
 
+// The element `offset` of a tensor's values (f32 or bf16) or of its f32 gradient.
+const void* at(const Tensor& t, int64_t offset) {
+  return static_cast<const char*>(t.raw()) + offset * int64_t(dtype_size(t.dtype()));
+}
+void* at(Tensor& t, int64_t offset) { return static_cast<char*>(t.raw()) + offset * int64_t(dtype_size(t.dtype())); }
+
 // Both ops move the same elements between the two layouts; `to_plain` says which way the
 // forward goes (split_heads: strided -> plain, merge_heads: plain -> strided).
 // Backward of a pure permutation y = P x: dx += P^T dy, the reverse reorder, accumulating
-// (or overwriting an untouched dx).
-Tensor permute_heads(Tape& tape, const Tensor& x, const HeadLayout& layout, const Shape& out_shape, bool to_plain) {
+// (or overwriting an untouched dx that the heads cover whole).
+Tensor permute_heads(Tape& tape, const Tensor& x, const HeadLayout& layout, const Shape& out_shape, bool to_plain,
+                     DType dtype) {
   ATTN_CHECK(x.dtype() == DType::f32, "heads: only f32 tensors, got ", to_string(x.shape()), " in bf16");
-  Tensor y = Tensor::empty(out_shape);
-  reorder(layout, to_plain, x.raw(), y.raw(), false);
+  Tensor y = Tensor::empty(out_shape, dtype);
+  // A split reads its columns from x at layout.first; a merge writes all of y.
+  reorder(layout, to_plain, DType::f32, at(x, to_plain ? layout.first : 0), dtype, y.raw(), false);
   if (tape.needs_grad(x)) {
     y.set_requires_grad(true);
     tape.record([x = x.grad_only(), y = y.grad_only(), layout, to_plain] {
       if (!y.has_grad() || !x.requires_grad()) return;
-      bool fresh = false;  // an untouched gradient is overwritten, not added to (Tensor::grad_to_write)
-      Tensor dx = x.grad_to_write(&fresh);
-      reorder(layout, !to_plain, y.grad().raw(), dx.raw(), !fresh);
+      // An untouched gradient that these heads cover whole is overwritten, not added to
+      // (Tensor::grad_to_write); a slice of x's columns always adds.
+      const bool whole = layout.first == 0 && layout.dims[1] * layout.dims[3] == layout.strides[2];
+      bool fresh = false;
+      Tensor dx = whole ? x.grad_to_write(&fresh) : x.grad();
+      Tensor dy = y.grad();
+      reorder(layout, !to_plain, DType::f32, dy.raw(), DType::f32, at(dx, to_plain ? layout.first : 0), !fresh);
     });
   }
   return y;
@@ -72,20 +90,27 @@ Tensor permute_heads(Tape& tape, const Tensor& x, const HeadLayout& layout, cons
 
 }  // namespace
 
-Tensor split_heads(Tape& tape, const Tensor& x, int64_t heads) {
+Tensor split_heads(Tape& tape, const Tensor& x, int64_t heads, DType dtype) {
   ATTN_CHECK(x.rank() == 3, "split_heads: input must be (B, T, D), got ", to_string(x.shape()));
-  ATTN_CHECK(heads > 0 && x.dim(2) % heads == 0, "split_heads: width D=", x.dim(2), " of ", to_string(x.shape()),
-             " is not divisible by H=", heads, " heads");
-  int64_t batch = x.dim(0), length = x.dim(1), head_width = x.dim(2) / heads;
-  HeadLayout layout = head_layout(batch, heads, length, head_width);
-  return permute_heads(tape, x, layout, layout.dims, true);  // (B, H, T, Dh)
+  return split_heads(tape, x, heads, 0, x.dim(2), dtype);
 }
 
-Tensor merge_heads(Tape& tape, const Tensor& x) {
+Tensor split_heads(Tape& tape, const Tensor& x, int64_t heads, int64_t first, int64_t width, DType dtype) {
+  ATTN_CHECK(x.rank() == 3, "split_heads: input must be (B, T, W), got ", to_string(x.shape()));
+  ATTN_CHECK(first >= 0 && width > 0 && first + width <= x.dim(2), "split_heads: columns [", first, ", ",
+             first + width, ") are not inside ", to_string(x.shape()));
+  ATTN_CHECK(heads > 0 && width % heads == 0, "split_heads: width D=", width, " of ", to_string(x.shape()),
+             " is not divisible by H=", heads, " heads");
+  int64_t batch = x.dim(0), length = x.dim(1), head_width = width / heads;
+  HeadLayout layout = head_layout(batch, heads, length, head_width, x.dim(2), first);
+  return permute_heads(tape, x, layout, layout.dims, true, dtype);  // (B, H, T, Dh)
+}
+
+Tensor merge_heads(Tape& tape, const Tensor& x, DType dtype) {
   ATTN_CHECK(x.rank() == 4, "merge_heads: input must be (B, H, T, Dh), got ", to_string(x.shape()));
   int64_t batch = x.dim(0), heads = x.dim(1), length = x.dim(2), head_width = x.dim(3);
-  HeadLayout layout = head_layout(batch, heads, length, head_width);
-  return permute_heads(tape, x, layout, {batch, length, heads * head_width}, false);  // (B, T, H * Dh)
+  HeadLayout layout = head_layout(batch, heads, length, head_width, heads * head_width, 0);
+  return permute_heads(tape, x, layout, {batch, length, heads * head_width}, false, dtype);  // (B, T, H * Dh)
 }
 
 }  // namespace attn::ops
