@@ -11,7 +11,8 @@ FeedForward::FeedForward(ParameterStore& store, const std::string& name, int64_t
 
 Tensor FeedForward::operator()(const RunContext& ctx, const Tensor& x) const {
   Tensor hidden = ops::activation(ctx.tape, in_(ctx.tape, x), activation_);  // (B, T, F)
-  return out_(ctx.tape, ctx.dropout(hidden, dropout_));                      // (B, T, D)
+  // fc2 is the dropout's only reader: in bf16 training it comes out in bf16 (RunContext).
+  return out_(ctx.tape, ctx.dropout(hidden, dropout_, ctx.matmul_input_dtype()));  // (B, T, D)
 }
 
 }  // namespace attn::layers

@@ -1,22 +1,9 @@
 #include "layers/multi_head_attention.h"
 
-#include "dnnl/context.h"
 #include "ops/attention.h"
 #include "ops/heads.h"
 
 namespace attn::layers {
-
-namespace {
-
-// The dtype of the heads and of the merged output: bf16 in bf16 training, where attention's
-// products and the output projection are their only readers (ops/heads.h); f32 otherwise, and
-// always when decoding, whose caches keep, append and reorder f32 keys and values.
-DType heads_dtype(const RunContext& ctx) {
-  bool bf16 = ctx.training && dnn::Context::get().matmul_precision() == dnn::MatmulPrecision::bf16;
-  return bf16 ? DType::bf16 : DType::f32;
-}
-
-}  // namespace
 
 MultiHeadAttention::MultiHeadAttention(ParameterStore& store, const std::string& name, Kind kind, int64_t width,
                                        int64_t heads, float attention_dropout)
@@ -41,14 +28,14 @@ AttentionOutput MultiHeadAttention::attend(const RunContext& ctx, const Tensor& 
   options.training = ctx.training;
   options.rng = ctx.rng;
   ops::AttentionResult result = ops::attention(ctx.tape, queries, keys, values, options);  // (B, H, Tq, Dh)
-  Tensor merged = ops::merge_heads(ctx.tape, result.output, heads_dtype(ctx));              // (B, Tq, D)
+  Tensor merged = ops::merge_heads(ctx.tape, result.output, ctx.matmul_input_dtype());              // (B, Tq, D)
   return {output_(ctx.tape, merged), result.weights};
 }
 
 AttentionOutput MultiHeadAttention::self_attention(const RunContext& ctx, const Tensor& x,
                                                    const std::vector<int32_t>& key_lengths, bool causal) const {
   const int64_t width = x.dim(-1);
-  const DType dtype = heads_dtype(ctx);
+  const DType dtype = ctx.matmul_input_dtype();
   Tensor qkv = qkv_(ctx.tape, x);  // (B, T, 3D): the heads are read out of it in place
   Tensor q = ops::split_heads(ctx.tape, qkv, heads_, 0, width, dtype);  // (B, H, T, Dh)
   Tensor k = ops::split_heads(ctx.tape, qkv, heads_, width, width, dtype);
@@ -68,7 +55,7 @@ AttentionOutput MultiHeadAttention::self_attention_step(const RunContext& ctx, c
 
 KvCache MultiHeadAttention::project_memory(const RunContext& ctx, const Tensor& memory) const {
   const int64_t width = memory.dim(-1);
-  const DType dtype = heads_dtype(ctx);
+  const DType dtype = ctx.matmul_input_dtype();
   Tensor kv = kv_(ctx.tape, memory);  // (B, S, 2D)
   return KvCache{ops::split_heads(ctx.tape, kv, heads_, 0, width, dtype),
                  ops::split_heads(ctx.tape, kv, heads_, width, width, dtype)};
@@ -76,7 +63,7 @@ KvCache MultiHeadAttention::project_memory(const RunContext& ctx, const Tensor& 
 
 AttentionOutput MultiHeadAttention::cross_attention(const RunContext& ctx, const Tensor& x, const KvCache& memory,
                                                     const std::vector<int32_t>& memory_lengths) const {
-  Tensor q = ops::split_heads(ctx.tape, query_(ctx.tape, x), heads_, heads_dtype(ctx));  // (B, H, Tq, Dh)
+  Tensor q = ops::split_heads(ctx.tape, query_(ctx.tape, x), heads_, ctx.matmul_input_dtype());  // (B, H, Tq, Dh)
   return attend(ctx, q, memory.keys, memory.values, memory_lengths, false);
 }
 

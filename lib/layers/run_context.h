@@ -13,8 +13,13 @@ struct RunContext {
   Rng* rng = nullptr;                       // required when training with dropout > 0
   AttentionMaps* attention_maps = nullptr;  // filled when a caller wants the weights (dumps, tests)
 
-  // Inverted dropout in training, identity otherwise.
-  Tensor dropout(const Tensor& x, float p) const;
+  // Inverted dropout in training, identity otherwise; in training the result is `dtype`
+  // (matmul_input_dtype() when a matmul is its only reader).
+  Tensor dropout(const Tensor& x, float p, DType dtype = DType::f32) const;
+  // The dtype for an activation whose only readers are matmuls (attention heads, the input of
+  // a Linear): bf16 in bf16 training, so that the op making it converts it in the same pass
+  // instead of each product converting it again; f32 otherwise (decoding's caches keep f32).
+  DType matmul_input_dtype() const;
 };
 
 }  // namespace attn::layers

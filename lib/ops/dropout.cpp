@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "core/buffer.h"
+#include "core/dtype.h"
 #include "core/parallel.h"
 
 namespace attn::ops {
@@ -35,7 +36,7 @@ void dropout_backward(const Tensor& x, const Tensor& y, const Mask& mask, float 
 
 }  // namespace
 
-Tensor dropout(Tape& tape, const Tensor& x, float p, bool training, Rng& rng) {
+Tensor dropout(Tape& tape, const Tensor& x, float p, bool training, Rng& rng, DType dtype) {
   ATTN_CHECK(p >= 0.f && p < 1.f, "dropout: probability ", p, " is outside [0, 1)");
   if (!training || p == 0.f) return x;
 
@@ -47,17 +48,23 @@ Tensor dropout(Tape& tape, const Tensor& x, float p, bool training, Rng& rng) {
   uint32_t drop_below = static_cast<uint32_t>(p * 65536.f);  // keep when the 16-bit draw >= p * 2^16
   float keep_scale = 1.f / (1.f - p);
   auto mask = std::make_shared<Mask>(size_t(4 * words), false);
-  Tensor y = Tensor::empty(x.shape());  // x's shape
+  Tensor y = Tensor::empty(x.shape(), dtype);  // x's shape
   const float* px = x.data();
-  float* py = y.data();
   uint8_t* keep = static_cast<uint8_t*>(mask->data());
 #pragma omp parallel for if (count > kParallelWork) schedule(static)
   for (int64_t w = 0; w < words; ++w) {
     uint64_t bits = mix64(seed, first + static_cast<uint64_t>(w));
     for (int lane = 0; lane < 4; ++lane) keep[4 * w + lane] = ((bits >> (16 * lane)) & 0xffffu) >= drop_below;
   }
+  if (dtype == DType::bf16) {
+    uint16_t* py = y.data_bf16();
 #pragma omp parallel for simd if (count > kParallelWork) schedule(static)
-  for (int64_t i = 0; i < count; ++i) py[i] = keep[i] ? px[i] * keep_scale : 0.f;
+    for (int64_t i = 0; i < count; ++i) py[i] = f32_to_bf16(keep[i] ? px[i] * keep_scale : 0.f);
+  } else {
+    float* py = y.data();
+#pragma omp parallel for simd if (count > kParallelWork) schedule(static)
+    for (int64_t i = 0; i < count; ++i) py[i] = keep[i] ? px[i] * keep_scale : 0.f;
+  }
   if (tape.needs_grad(x)) {
     y.set_requires_grad(true);
     tape.record([x = x.grad_only(), y = y.grad_only(), mask, keep_scale] { dropout_backward(x, y, *mask, keep_scale); });

@@ -13,6 +13,8 @@ namespace attn::ops {
 // Otherwise reserves about numel(x) values of rng's stream and splits each 64-bit draw
 // mix64(seed, word) into four 16-bit uniforms u: mask_i = (u_i >= p * 2^16). The mask depends
 // on (seed, counter) only, never on the thread count; p has a resolution of 2^-16.
-Tensor dropout(Tape& tape, const Tensor& x, float p, bool training, Rng& rng);
+// y is `dtype` (x is f32): bf16 for a matmul's input, rounded as oneDNN's reorders round,
+// in the same pass; the gradient is f32 either way.
+Tensor dropout(Tape& tape, const Tensor& x, float p, bool training, Rng& rng, DType dtype = DType::f32);
 
 }  // namespace attn::ops

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "grad_check.h"
+#include "core/dtype.h"
 #include "ops/dropout.h"
 
 using namespace attn;
@@ -83,4 +84,23 @@ TEST_CASE("dropout backward passes dy / (1 - p) only where kept", "[ops][dropout
   tape.backward(y, Tensor::full({200}, 1.f));
   auto g = x.grad().to_vector();
   for (size_t i = 0; i < g.size(); ++i) CHECK(g[i] == (out[i] == 0.f ? 0.f : 2.f));
+}
+
+TEST_CASE("bf16 dropout is the f32 dropout rounded - with the same mask and the same f32 gradient", "[ops][dropout]") {
+  Tensor x = random_tensor({4, 37}, 12);
+  Tensor weights = random_tensor({4, 37}, 13, 1.f, false);
+  std::vector<float> values[2], grads[2];
+  for (int i = 0; i < 2; ++i) {
+    DType dtype = i == 0 ? DType::f32 : DType::bf16;
+    x.zero_grad();
+    Rng rng(21);
+    Tape tape;
+    Tensor y = ops::dropout(tape, x, 0.3f, true, rng, dtype);
+    REQUIRE(y.dtype() == dtype);
+    for (int64_t j = 0; j < y.numel(); ++j) values[i].push_back(i == 0 ? y.data()[j] : bf16_to_f32(y.data_bf16()[j]));
+    tape.backward(y, weights);
+    grads[i] = x.grad().to_vector();
+  }
+  for (size_t j = 0; j < values[0].size(); ++j) CHECK(values[1][j] == bf16_to_f32(f32_to_bf16(values[0][j])));
+  CHECK(grads[1] == grads[0]);
 }
