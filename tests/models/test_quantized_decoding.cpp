@@ -57,15 +57,21 @@ double max_abs(const std::vector<float>& values) {
   return largest;
 }
 
+// A tiny model of `kind` fitted to `batch` for 60 steps, so that its greedy outputs mean something.
+std::unique_ptr<models::Seq2SeqModel> fitted_model(const TinyModelKind& kind, const data::Batch& batch) {
+  auto model = testing::tiny_model(kind, 5);
+  testing::fit(
+      *model, [&](int) { return batch; }, 60, 1e-2f);
+  return model;
+}
+
 }  // namespace
 
 TEST_CASE("int8 decoding stays close to f32 and f32 after it is bit for bit as before", "[models][quantize]") {
   TinyModelKind kind = GENERATE(from_range(testing::tiny_model_kinds()));
   INFO(kind.label);
-  auto model = testing::tiny_model(kind, 5);
   data::Batch batch = batch_of(make_examples(kPairs));
-  testing::fit(
-      *model, [&](int) { return batch; }, 60, 1e-2f);
+  auto model = fitted_model(kind, batch);
 
   const std::vector<float> f32_logits = logits_of(*model, batch);
   const auto f32_tokens = greedy(*model, batch);
@@ -96,10 +102,8 @@ TEST_CASE("bf16 decoding stays close to f32 where the CPU has bf16 matmuls", "[m
   }
   TinyModelKind kind = GENERATE(from_range(testing::tiny_model_kinds()));
   INFO(kind.label);
-  auto model = testing::tiny_model(kind, 5);
   data::Batch batch = batch_of(make_examples(kPairs));
-  testing::fit(
-      *model, [&](int) { return batch; }, 60, 1e-2f);
+  auto model = fitted_model(kind, batch);
   const std::vector<float> f32_logits = logits_of(*model, batch);
   const auto f32_tokens = greedy(*model, batch);
   model->parameters().prepare_matmul_weights(Precision::bf16);
@@ -116,10 +120,8 @@ TEST_CASE("packed f32 decoding gives plain f32's logits and translations - and p
           "[models][packed]") {
   TinyModelKind kind = GENERATE(from_range(testing::tiny_model_kinds()));
   INFO(kind.label);
-  auto model = testing::tiny_model(kind, 5);
   data::Batch batch = batch_of(make_examples(kPairs));
-  testing::fit(
-      *model, [&](int) { return batch; }, 60, 1e-2f);
+  auto model = fitted_model(kind, batch);
   const std::vector<float> plain_logits = logits_of(*model, batch);
   const auto plain_tokens = greedy(*model, batch);
 
