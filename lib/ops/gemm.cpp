@@ -98,7 +98,8 @@ void count_flops(const MatrixView& a, const MatrixView& c) {
   flop_counter += 2ull * uint64_t(numel(c.dims)) * uint64_t(a.cols());
 }
 
-// a as a matmul with a `dtype` weight reads it: bf16 weights take bf16 rows.
+// An operand as the matmul reads it: when the product runs in bf16, an f32 operand is
+// converted into `converted` (which owns the copy) and its plain view returned.
 MatrixView operand_for(const MatrixView& a, bool bf16, Tensor& converted) {
   if (!bf16 || a.dtype != DType::f32) return a;
   converted = bf16_copy(a);
