@@ -37,8 +37,8 @@ struct PackedMatrix {
 struct MatmulWeight {
   Tensor f32;  // (N, K): the parameter
   Precision precision = Precision::f32;
-  Tensor bf16;           // (N, K) bf16, when precision is bf16
-  QuantizedMatrix int8;  // when precision is int8
+  Tensor bf16;                                 // (N, K) bf16, when precision is bf16
+  QuantizedMatrix int8;                        // when precision is int8
   std::shared_ptr<const PackedMatrix> packed;  // the f32 or bf16 form packed, or empty
 
   // Makes the form of `target` from f32 (and drops the others and the packed copy); a bf16

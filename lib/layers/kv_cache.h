@@ -8,6 +8,7 @@
 // gathers the kept rows and adds the new step in one pass (defer_select_rows).
 //
 // Shapes: keys, values (B, H, t, Dh); a step (B, H, 1, Dh).
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -33,8 +34,7 @@ struct KvCache {
   void defer_select_rows(const std::vector<int64_t>& rows);
 
  private:
-  std::vector<int64_t> pending_rows_;
-  bool pending_ = false;
+  std::optional<std::vector<int64_t>> pending_rows_;  // the reorder the next append does
 };
 
 // x (B, H, t, Dh) ++ step (B, H, s, Dh) along the time axis -> (B, H, t + s, Dh).

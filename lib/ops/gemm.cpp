@@ -87,9 +87,10 @@ void add_output_and_options(dnn::CacheKey& key, const MatrixView& c, const GemmO
 
 void execute_matmul(const dnnl::matmul& primitive, const MatrixView& a, const memory& b, const MatrixView& c,
                     const GemmOptions& options) {
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, dnn::wrap(dnn::strided_desc(a.dims, a.strides, a.dtype), a.data)},
-                                       {DNNL_ARG_WEIGHTS, b},
-                                       {DNNL_ARG_DST, dnn::wrap(dnn::strided_desc(c.dims, c.strides, c.dtype), c.data)}};
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, dnn::wrap(dnn::strided_desc(a.dims, a.strides, a.dtype), a.data)},
+      {DNNL_ARG_WEIGHTS, b},
+      {DNNL_ARG_DST, dnn::wrap(dnn::strided_desc(c.dims, c.strides, c.dtype), c.data)}};
   if (options.bias) args.emplace(DNNL_ARG_BIAS, dnn::wrap(bias_desc_of(c), options.bias));
   primitive.execute(dnn::Context::get().stream(), args);
 }
@@ -211,8 +212,8 @@ std::shared_ptr<const PackedMatrix> pack_weight(const Tensor& weight) {
 
 bool gemm_packed(const MatrixView& a_in, const PackedMatrix& weight, const MatrixView& c, const GemmOptions& options) {
   const auto& packed = dynamic_cast<const OnednnPackedMatrix&>(weight);
-  ATTN_CHECK(a_in.dims.size() == 2 && c.dims.size() == 2 && a_in.cols() == packed.dims[0] &&
-                 c.rows() == a_in.rows() && c.cols() == packed.dims[1],
+  ATTN_CHECK(a_in.dims.size() == 2 && c.dims.size() == 2 && a_in.cols() == packed.dims[0] && c.rows() == a_in.rows() &&
+                 c.cols() == packed.dims[1],
              "gemm: shapes do not chain: a ", to_string(a_in.dims), " x packed b ", to_string(packed.dims), " -> c ",
              to_string(c.dims));
   ATTN_CHECK(a_in.strides == row_major_strides(a_in.dims) && (a_in.dtype == DType::f32 || a_in.dtype == packed.dtype),

@@ -97,8 +97,8 @@ Tensor split_heads(Tape& tape, const Tensor& x, int64_t heads, DType dtype) {
 
 Tensor split_heads(Tape& tape, const Tensor& x, int64_t heads, int64_t first, int64_t width, DType dtype) {
   ATTN_CHECK(x.rank() == 3, "split_heads: input must be (B, T, W), got ", to_string(x.shape()));
-  ATTN_CHECK(first >= 0 && width > 0 && first + width <= x.dim(2), "split_heads: columns [", first, ", ",
-             first + width, ") are not inside ", to_string(x.shape()));
+  ATTN_CHECK(first >= 0 && width > 0 && first + width <= x.dim(2), "split_heads: columns [", first, ", ", first + width,
+             ") are not inside ", to_string(x.shape()));
   ATTN_CHECK(heads > 0 && width % heads == 0, "split_heads: width D=", width, " of ", to_string(x.shape()),
              " is not divisible by H=", heads, " heads");
   int64_t batch = x.dim(0), length = x.dim(1), head_width = width / heads;

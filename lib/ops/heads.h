@@ -17,8 +17,7 @@ namespace attn::ops {
 Tensor split_heads(Tape& tape, const Tensor& x, int64_t heads, DType dtype = DType::f32);
 // The heads of D = `width` columns of x (B, T, W) from column `first` on: one part of a fused
 // projection (q, k or v of qkv), without copying the part out first.
-Tensor split_heads(Tape& tape, const Tensor& x, int64_t heads, int64_t first, int64_t width,
-                   DType dtype = DType::f32);
+Tensor split_heads(Tape& tape, const Tensor& x, int64_t heads, int64_t first, int64_t width, DType dtype = DType::f32);
 Tensor merge_heads(Tape& tape, const Tensor& x, DType dtype = DType::f32);
 
 }  // namespace attn::ops

@@ -79,8 +79,8 @@ void layer_norm_backward(const LayerNormSaved& saved) {
   std::optional<GradientOutput> x_grad;
   if (saved.x.requires_grad()) x_grad.emplace(saved.x);
   Tensor dx = x_grad ? x_grad->tensor() : Tensor::empty(rows);  // (N, D)
-  Tensor dgamma = Tensor::empty(saved.gamma.shape());  // (D)
-  Tensor dbeta = Tensor::empty(saved.beta.shape());    // (D)
+  Tensor dgamma = Tensor::empty(saved.gamma.shape());           // (D)
+  Tensor dbeta = Tensor::empty(saved.beta.shape());             // (D)
   auto& context = dnn::Context::get();
   backward_entry(rows, saved.epsilon)
       .primitive.execute(context.stream(), {{DNNL_ARG_SRC, dnn::wrap(saved.x)},

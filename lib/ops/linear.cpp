@@ -54,10 +54,17 @@ void linear_backward(const LinearOperands& in, const Tensor& y) {
 }
 
 void check_fits(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  ATTN_CHECK(weight.rank() == 2 && x.rank() >= 1 && x.dim(-1) == weight.dim(1), "linear: input ",
-             to_string(x.shape()), " does not fit weight ", to_string(weight.shape()));
+  ATTN_CHECK(weight.rank() == 2 && x.rank() >= 1 && x.dim(-1) == weight.dim(1), "linear: input ", to_string(x.shape()),
+             " does not fit weight ", to_string(weight.shape()));
   ATTN_CHECK(!bias.defined() || bias.shape() == Shape{weight.dim(0)}, "linear: bias ",
              bias.defined() ? to_string(bias.shape()) : "", " does not fit weight ", to_string(weight.shape()));
+}
+
+// y (M, N) with x's leading dims again: (..., N).
+Tensor unfolded(const Tensor& y, const Tensor& x) {
+  Shape shape = x.shape();
+  shape.back() = y.dim(1);
+  return y.view(shape);
 }
 
 // y = x W^T + b with the weight's values in `weight_values` (the f32 parameter or its bf16
@@ -79,24 +86,25 @@ Tensor linear_with(Tape& tape, const Tensor& x_in, const Tensor& weight_values, 
     LinearOperands operands{x_values, bf16 ? x.grad_only() : x, weight_values, weight, bias};
     tape.record([operands, y = y.grad_only()] { linear_backward(operands, y); });
   }
-  Shape shape = x_in.shape();
-  shape.back() = out_features;
-  return y.view(shape);
+  return unfolded(y, x_in);
+}
+
+// The f32 or bf16 values of a weight that is not int8: what decoding packs and multiplies.
+const Tensor& float_form(const MatmulWeight& weight) {
+  return weight.precision == Precision::bf16 ? weight.bf16 : weight.f32;
 }
 
 // y = x W^T + b with the packed form of W; undefined when oneDNN has no fast kernel for it.
 Tensor linear_packed(const Tensor& x_in, const MatmulWeight& weight, const Tensor& bias) {
-  const Tensor& values = weight.precision == Precision::bf16 ? weight.bf16 : weight.f32;
+  const Tensor& values = float_form(weight);
   check_fits(x_in, values, bias);
   int64_t in_features = values.dim(1), out_features = values.dim(0);
   Tensor x = x_in.view({x_in.numel() / in_features, in_features});  // (M, K)
-  Tensor y = Tensor::empty({x.dim(0), out_features});                           // (M, N)
+  Tensor y = Tensor::empty({x.dim(0), out_features});               // (M, N)
   if (!gemm_packed(MatrixView::of(x), *weight.packed, MatrixView::of(y),
                    GemmOptions::overwrite(1.f, bias.defined() ? bias.data() : nullptr)))
     return Tensor();
-  Shape shape = x_in.shape();
-  shape.back() = out_features;
-  return y.view(shape);
+  return unfolded(y, x_in);
 }
 
 }  // namespace
@@ -119,8 +127,7 @@ Tensor linear(Tape& tape, const Tensor& x, const MatmulWeight& weight, const Ten
 
 void pack_matmul_weights(ParameterStore& store) {
   store.for_each_matmul_weight([](MatmulWeight& weight) {
-    if (weight.precision == Precision::f32) weight.packed = pack_weight(weight.f32);
-    if (weight.precision == Precision::bf16) weight.packed = pack_weight(weight.bf16);
+    if (weight.precision != Precision::int8) weight.packed = pack_weight(float_form(weight));
   });
 }
 

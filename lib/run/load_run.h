@@ -30,8 +30,8 @@ struct LoadedRun {
 // Reads without writing or locking (every run file is replaced atomically); checks the
 // vocabulary against its record and the checkpoint's, and the checkpoint's data checksum.
 // The model's matmul weights are then prepared once for `precision` (--precision) and packed
-// (ops::pack_matmul_weights); without one, int8 for a quantised checkpoint (attn-quantize) and f32 otherwise. bf16 on a CPU where
-// oneDNN has no bf16 matmul is an error saying so.
+// (ops::pack_matmul_weights); without one, int8 for a quantised checkpoint (attn-quantize)
+// and f32 otherwise. bf16 on a CPU where oneDNN has no bf16 matmul is an error saying so.
 LoadedRun load_run(const std::string& dir, const std::string& checkpoint = "",
                    std::optional<Precision> precision = std::nullopt);
 

@@ -296,10 +296,10 @@ TEST_CASE("best_continuations equals a stable sort of every beam-token score - t
     INFO(count << " kept");
     std::vector<decode::Continuation> expected;
     for (size_t b = 0; b < beams.size(); ++b)
-      for (int64_t v = 0; v < width; ++v)
-        expected.push_back({beams[b] + log_probs[b * width + v], int(b), int32_t(v)});
-    std::stable_sort(expected.begin(), expected.end(),
-                     [](const decode::Continuation& a, const decode::Continuation& c) { return a.log_prob > c.log_prob; });
+      for (int64_t v = 0; v < width; ++v) expected.push_back({beams[b] + log_probs[b * width + v], int(b), int32_t(v)});
+    std::stable_sort(
+        expected.begin(), expected.end(),
+        [](const decode::Continuation& a, const decode::Continuation& c) { return a.log_prob > c.log_prob; });
     expected.resize(std::min(count, expected.size()));
     auto found = decode::best_continuations(log_probs.data(), width, beams, count);
     REQUIRE(found.size() == expected.size());

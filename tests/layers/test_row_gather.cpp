@@ -56,7 +56,7 @@ TEST_CASE("source rows: beams reordered within their sentences move nothing - a 
           "[layers][rows]") {
   layers::SourceRows rows(2);
   CHECK(rows.size() == 2);
-  CHECK(rows.reorder({0, 0, 0, 1, 1, 1}));  // the first beam step: each sentence takes 3 rows
+  CHECK(rows.reorder({0, 0, 0, 1, 1, 1}));        // the first beam step: each sentence takes 3 rows
   CHECK_FALSE(rows.reorder({2, 0, 1, 5, 5, 3}));  // every row stays with its sentence
   CHECK(rows.size() == 6);
   CHECK(rows.reorder({3, 4, 5}));  // sentence 0 finished: the rows shift

@@ -57,12 +57,22 @@ double max_abs(const std::vector<float>& values) {
   return largest;
 }
 
-// A tiny model of `kind` fitted to `batch` for 60 steps, so that its greedy outputs mean something.
-std::unique_ptr<models::Seq2SeqModel> fitted_model(const TinyModelKind& kind, const data::Batch& batch) {
-  auto model = testing::tiny_model(kind, 5);
+// A tiny model of `kind` fitted to kPairs for 60 steps, so that its greedy outputs mean
+// something, with its f32 logits and greedy tokens on that batch.
+struct FittedModel {
+  data::Batch batch;
+  std::unique_ptr<models::Seq2SeqModel> model;
+  std::vector<float> f32_logits;
+  std::vector<std::vector<int32_t>> f32_tokens;
+};
+
+FittedModel fitted_model(const TinyModelKind& kind) {
+  FittedModel fitted{batch_of(make_examples(kPairs)), testing::tiny_model(kind, 5), {}, {}};
   testing::fit(
-      *model, [&](int) { return batch; }, 60, 1e-2f);
-  return model;
+      *fitted.model, [&](int) { return fitted.batch; }, 60, 1e-2f);
+  fitted.f32_logits = logits_of(*fitted.model, fitted.batch);
+  fitted.f32_tokens = greedy(*fitted.model, fitted.batch);
+  return fitted;
 }
 
 }  // namespace
@@ -70,11 +80,7 @@ std::unique_ptr<models::Seq2SeqModel> fitted_model(const TinyModelKind& kind, co
 TEST_CASE("int8 decoding stays close to f32 and f32 after it is bit for bit as before", "[models][quantize]") {
   TinyModelKind kind = GENERATE(from_range(testing::tiny_model_kinds()));
   INFO(kind.label);
-  data::Batch batch = batch_of(make_examples(kPairs));
-  auto model = fitted_model(kind, batch);
-
-  const std::vector<float> f32_logits = logits_of(*model, batch);
-  const auto f32_tokens = greedy(*model, batch);
+  auto [batch, model, f32_logits, f32_tokens] = fitted_model(kind);
 
   model->parameters().prepare_matmul_weights(Precision::int8);
   const std::vector<float> int8_logits = logits_of(*model, batch);
@@ -102,10 +108,7 @@ TEST_CASE("bf16 decoding stays close to f32 where the CPU has bf16 matmuls", "[m
   }
   TinyModelKind kind = GENERATE(from_range(testing::tiny_model_kinds()));
   INFO(kind.label);
-  data::Batch batch = batch_of(make_examples(kPairs));
-  auto model = fitted_model(kind, batch);
-  const std::vector<float> f32_logits = logits_of(*model, batch);
-  const auto f32_tokens = greedy(*model, batch);
+  auto [batch, model, f32_logits, f32_tokens] = fitted_model(kind);
   model->parameters().prepare_matmul_weights(Precision::bf16);
   std::vector<float> difference = logits_of(*model, batch);
   for (size_t i = 0; i < difference.size(); ++i) difference[i] -= f32_logits[i];
@@ -120,10 +123,7 @@ TEST_CASE("packed f32 decoding gives plain f32's logits and translations - and p
           "[models][packed]") {
   TinyModelKind kind = GENERATE(from_range(testing::tiny_model_kinds()));
   INFO(kind.label);
-  data::Batch batch = batch_of(make_examples(kPairs));
-  auto model = fitted_model(kind, batch);
-  const std::vector<float> plain_logits = logits_of(*model, batch);
-  const auto plain_tokens = greedy(*model, batch);
+  auto [batch, model, plain_logits, plain_tokens] = fitted_model(kind);
 
   ops::pack_matmul_weights(model->parameters());
   int packed = 0;

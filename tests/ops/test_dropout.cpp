@@ -2,8 +2,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "grad_check.h"
 #include "core/dtype.h"
+#include "grad_check.h"
 #include "ops/dropout.h"
 
 using namespace attn;

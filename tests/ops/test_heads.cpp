@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "grad_check.h"
 #include "core/dtype.h"
+#include "grad_check.h"
 #include "ops/add.h"
 #include "ops/heads.h"
 
