@@ -58,26 +58,37 @@ run_once() {
   rate=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["sentences_per_s"])' "$json")
 }
 
-summary=()
-for precision in $precisions; do
-  for beam in 1 5; do
-    rates=()
-    baseline_rates=()
-    for ((i = 1; i <= repeats; i++)); do
+# Runs alternate between precisions (and builds) within each repeat, so the ratios to f32 and to
+# the baseline compare runs of the same minute.
+declare -A rates baseline_rates
+for beam in 1 5; do
+  for ((i = 1; i <= repeats; i++)); do
+    for precision in $precisions; do
       run_once "$bin"
-      rates+=("$rate")
+      rates[$precision,$beam]+="$rate "
       if [[ -n $baseline ]]; then
         run_once "$baseline"
-        baseline_rates+=("$rate")
+        baseline_rates[$precision,$beam]+="$rate "
       fi
     done
-    line="$precision beam $beam: median $(median "${rates[@]}") sentences/s of ${rates[*]}"
-    if [[ -n $baseline ]]; then
-      line+="; baseline median $(median "${baseline_rates[@]}") of ${baseline_rates[*]}"
-      line+="; ratio $(python3 -c 'import sys; print(round(float(sys.argv[1]) / float(sys.argv[2]), 2))' \
-        "$(median "${rates[@]}")" "$(median "${baseline_rates[@]}")")"
-    fi
-    summary+=("$line")
   done
 done
-printf '%s\n' "${summary[@]}"
+
+ratio() { python3 -c 'import sys; print(round(float(sys.argv[1]) / float(sys.argv[2]), 2))' "$1" "$2"; }
+for precision in $precisions; do
+  for beam in 1 5; do
+    # shellcheck disable=SC2086  # the lists are space-separated numbers
+    middle=$(median ${rates[$precision,$beam]})
+    line="$precision beam $beam: median $middle sentences/s of ${rates[$precision,$beam]}"
+    if [[ $precision != f32 && -n ${rates[f32,$beam]:-} ]]; then
+      # shellcheck disable=SC2086
+      line+="; $(ratio "$middle" "$(median ${rates[f32,$beam]})")x f32"
+    fi
+    if [[ -n $baseline ]]; then
+      # shellcheck disable=SC2086
+      base=$(median ${baseline_rates[$precision,$beam]})
+      line+="; baseline median $base of ${baseline_rates[$precision,$beam]}; ratio $(ratio "$middle" "$base")"
+    fi
+    echo "$line"
+  done
+done

@@ -11,7 +11,7 @@
 // The copies are made from the f32 values at that moment: whoever changes the values and then
 // multiplies again prepares them again.
 //
-// Decoding may also pack the prepared form (ops/packed_weight.h): a copy in the blocked layout
+// Decoding may also pack the prepared form (ops::pack_weight in ops/gemm.h): a copy in the blocked layout
 // the CPU's matmul kernel reads, which spares every product the reordering of the transposed
 // (N, K) operand (up to 3x on the few rows of greedy decoding). prepare() drops it.
 #include <memory>
@@ -39,7 +39,7 @@ struct MatmulWeight {
   Precision precision = Precision::f32;
   Tensor bf16;                                 // (N, K) bf16, when precision is bf16
   QuantizedMatrix int8;                        // when precision is int8
-  std::shared_ptr<const PackedMatrix> packed;  // the f32 or bf16 form packed, or empty
+  std::shared_ptr<const PackedMatrix> packed;  // the prepared form packed (decoding), or empty
 
   // Makes the form of `target` from f32 (and drops the others and the packed copy); a bf16
   // copy of the same shape is rewritten in place.

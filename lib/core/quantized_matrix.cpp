@@ -23,14 +23,17 @@ QuantizedMatrix quantize_rows(const Tensor& matrix, int levels) {
     const float scale = max_abs > 0.f ? max_abs / float(levels) : 1.f;
     const float inverse = 1.f / scale;
     int8_t* out = values + r * cols;
-    // Round half away from zero by truncating v +- 0.5: this loop vectorises (std::nearbyint is
-    // a library call per element without SSE4.1), and activations pass through it on every
-    // int8 matmul. The clamp keeps float rounding of row[c] * inverse inside the range.
+    // Round half away from zero by truncating v +- 0.5. Activations pass through this loop on
+    // every int8 matmul, so it is spelt as selects GCC vectorises: std::copysign, std::min and
+    // std::max kept it scalar (and std::nearbyint is a library call without SSE4.1). The clamp
+    // keeps float rounding of row[c] * inverse inside the range, and sends a NaN to -levels.
     const float limit = float(levels);
-#pragma omp simd
     for (int64_t c = 0; c < cols; ++c) {
-      const float v = std::max(-limit, std::min(limit, row[c] * inverse));
-      out[c] = static_cast<int8_t>(static_cast<int>(v + std::copysign(0.5f, v)));
+      float v = row[c] * inverse;
+      v = v > -limit ? v : -limit;
+      v = v < limit ? v : limit;
+      const float half = v < 0.f ? -0.5f : 0.5f;
+      out[c] = static_cast<int8_t>(static_cast<int32_t>(v + half));
     }
     scales[r] = scale;
   }

@@ -193,8 +193,10 @@ void gemm(const MatrixView& a_in, const MatrixView& b_in, const MatrixView& c, c
 }
 
 std::shared_ptr<const PackedMatrix> pack_weight(const Tensor& weight) {
-  ATTN_CHECK(weight.rank() == 2 && (weight.dtype() == DType::f32 || weight.dtype() == DType::bf16),
-             "pack_weight: needs an f32 or bf16 matrix, not ", to_string(weight.shape()));
+  ATTN_CHECK(weight.rank() == 2 &&
+                 (weight.dtype() == DType::f32 || weight.dtype() == DType::bf16 || weight.dtype() == DType::s8),
+             "pack_weight: needs an f32, bf16 or s8 matrix, not ", dtype_name(weight.dtype()), " ",
+             to_string(weight.shape()));
   auto packed = std::make_shared<OnednnPackedMatrix>();
   const int64_t rows = weight.dim(1), cols = weight.dim(0);  // W^T is (K, N)
   packed->dims = {rows, cols};
@@ -216,8 +218,9 @@ bool gemm_packed(const MatrixView& a_in, const PackedMatrix& weight, const Matri
                  c.cols() == packed.dims[1],
              "gemm: shapes do not chain: a ", to_string(a_in.dims), " x packed b ", to_string(packed.dims), " -> c ",
              to_string(c.dims));
-  ATTN_CHECK(a_in.strides == row_major_strides(a_in.dims) && (a_in.dtype == DType::f32 || a_in.dtype == packed.dtype),
-             "gemm_packed: a must be plain row-major f32 (or of the packed weight's dtype)");
+  const bool a_fits = a_in.dtype == packed.dtype || (a_in.dtype == DType::f32 && packed.dtype != DType::s8);
+  ATTN_CHECK(a_in.strides == row_major_strides(a_in.dims) && a_fits,
+             "gemm_packed: a must be plain row-major, of the packed weight's dtype (or f32 for a float weight)");
   dnn::CacheKey key("matmul_packed");
   key.add(a_in.dims).add(int64_t(a_in.dtype)).add(packed.dims).add(int64_t(packed.dtype));
   add_output_and_options(key, c, options);

@@ -49,15 +49,15 @@ GradientTarget gradient_target(const Tensor& tensor, float alpha = 1.f);
 // precision is bf16 or an operand is bf16 (the other is converted: bf16 decoding's weights).
 void gemm(const MatrixView& a, const MatrixView& b, const MatrixView& c, const GemmOptions& options = {});
 
-// A weight W (N, K), f32 or bf16, packed as the b = W^T (K, N) of c = a W^T in the blocked
+// A weight W (N, K), f32, bf16 or s8, packed as the b = W^T (K, N) of c = a W^T in the blocked
 // layout oneDNN's matmul picks on this CPU (the same for every row count of a, checked on
 // AVX-512: 16 x 64 blocks). With the plain transposed W, every product first copies W into that
 // layout, which costs 15-30% of a product of 160 rows and two thirds of one of 5 rows; decoding's
 // weights never change, so it packs them once (ops::pack_matmul_weights).
 std::shared_ptr<const PackedMatrix> pack_weight(const Tensor& weight);
 // c (M, N) = a (M, K) W^T (+ options.bias) with a packed W; a is converted to bf16 first when W
-// is bf16. Returns false, and does nothing, when oneDNN would multiply these rows with the
-// packed layout on a reference kernel only (the caller multiplies the plain W then).
+// is bf16, and must be s8 when W is (c is then the exact s32 sum, as f32). Returns false, and does nothing, when oneDNN
+// would multiply these rows with the packed layout on a reference kernel only (the caller multiplies the plain W then).
 bool gemm_packed(const MatrixView& a, const PackedMatrix& weight, const MatrixView& c, const GemmOptions& options);
 
 // A plain row-major bf16 copy of an f32 (strided) operand, made by a cached oneDNN reorder

@@ -114,7 +114,7 @@ Tensor linear(Tape& tape, const Tensor& x, const Tensor& weight, const Tensor& b
 }
 
 Tensor linear(Tape& tape, const Tensor& x, const MatmulWeight& weight, const Tensor& bias) {
-  if (weight.packed && !tape.needs_grad(x, weight.f32, bias)) {
+  if (weight.packed && weight.precision != Precision::int8 && !tape.needs_grad(x, weight.f32, bias)) {
     Tensor y = linear_packed(x, weight, bias);
     if (y.defined()) return y;
   }
@@ -122,12 +122,12 @@ Tensor linear(Tape& tape, const Tensor& x, const MatmulWeight& weight, const Ten
   if (weight.precision == Precision::bf16) return linear_with(tape, x, weight.bf16, weight.f32, bias);
   ATTN_CHECK(!tape.needs_grad(x, weight.f32, bias),
              "linear: int8 weights are for decoding; training multiplies in f32 or bf16");
-  return quantized_linear(x, weight.int8, bias);
+  return quantized_linear(x, weight.int8, bias, weight.packed.get());
 }
 
 void pack_matmul_weights(ParameterStore& store) {
   store.for_each_matmul_weight([](MatmulWeight& weight) {
-    if (weight.precision != Precision::int8) weight.packed = pack_weight(float_form(weight));
+    weight.packed = pack_weight(weight.precision == Precision::int8 ? weight.int8.values : float_form(weight));
   });
 }
 

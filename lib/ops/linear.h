@@ -18,9 +18,9 @@ Tensor linear(Tape& tape, const Tensor& x, const Tensor& weight, const Tensor& b
 // A packed weight (decoding) multiplies with its packed copy when no gradient is wanted.
 Tensor linear(Tape& tape, const Tensor& x, const MatmulWeight& weight, const Tensor& bias);
 
-// Packs the f32 or bf16 form of every matmul weight of `store` (ops::pack_weight), for
-// decoding: the copies do not follow later changes of the values (prepare_matmul_weights drops
-// them). int8 weights stay as they are.
+// Packs the prepared form (f32, bf16 or the s8 values of int8) of every matmul weight of
+// `store` (ops::pack_weight), for decoding: the copies do not follow later changes of the
+// values (prepare_matmul_weights drops them).
 void pack_matmul_weights(ParameterStore& store);
 
 }  // namespace attn::ops

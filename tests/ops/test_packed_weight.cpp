@@ -1,7 +1,8 @@
 // Packed weights (decoding): ops::linear with a weight packed in oneDNN's blocked layout gives
-// the plain weight's products, in f32 and bf16, for every row count decoding meets; a tape that
+// the plain weight's products, in f32, bf16 and int8, for every row count decoding meets; a tape that
 // wants gradients and a re-prepared weight never see the packed copy.
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -24,7 +25,9 @@ MatmulWeight packed_weight(const Tensor& f32, Precision precision) {
   MatmulWeight weight;
   weight.f32 = f32;
   weight.prepare(precision);
-  weight.packed = ops::pack_weight(precision == Precision::bf16 ? weight.bf16 : weight.f32);
+  weight.packed = ops::pack_weight(precision == Precision::bf16   ? weight.bf16
+                                   : precision == Precision::int8 ? weight.int8.values
+                                                                  : weight.f32);
   return weight;
 }
 
@@ -45,7 +48,7 @@ void check_same_products(const std::vector<float>& packed, const std::vector<flo
 
 TEST_CASE("a packed weight gives the plain weight's products for 1 to 160 rows - with bias and leading dims",
           "[ops][packed]") {
-  Precision precision = GENERATE(Precision::f32, Precision::bf16);
+  Precision precision = GENERATE(Precision::f32, Precision::bf16, Precision::int8);
   INFO(precision_name(precision));
   if (precision == Precision::bf16 && testing::no_bf16_matmul()) return;
   Tensor w = random_tensor({kOuter, kInner}, 31, 0.5f, false);
@@ -81,6 +84,33 @@ TEST_CASE("gemm_packed runs where oneDNN has a blocked kernel and names a misfit
                     Catch::Contains("do not chain"));
 }
 
+TEST_CASE("an s8 packed weight gives the exact integer sums of s8 rows - and refuses f32 rows", "[ops][packed]") {
+  QuantizedMatrix w = quantize_rows(random_tensor({kOuter, kInner}, 39, 0.5f, false));
+  auto packed = ops::pack_weight(w.values);
+  const auto* wq = static_cast<const int8_t*>(w.values.raw());
+  for (int64_t rows : {1, 7, 160}) {
+    INFO(rows << " rows");
+    QuantizedMatrix x =
+        quantize_rows(random_tensor({rows, kInner}, 40 + uint64_t(rows), 1.f, false), kActivationLevels);
+    Tensor y = Tensor::empty({rows, kOuter});
+    bool ran = ops::gemm_packed(ops::MatrixView::of(x.values), *packed, ops::MatrixView::of(y), {});
+    // oneDNN 2.6's blocked int8 kernel needs AVX-512 VNNI, which every CPU with bf16 matmuls has.
+    if (ops::bf16_gemm_supported()) CHECK(ran);
+    if (!ran) continue;
+    const auto* xq = static_cast<const int8_t*>(x.values.raw());
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t n = 0; n < kOuter; ++n) {
+        int32_t sum = 0;
+        for (int64_t k = 0; k < kInner; ++k) sum += int32_t(xq[i * kInner + k]) * int32_t(wq[n * kInner + k]);
+        CHECK(y.data()[i * kOuter + n] == float(sum));
+      }
+  }
+  Tensor f32_rows = Tensor::zeros({3, kInner});
+  Tensor y = Tensor::empty({3, kOuter});
+  CHECK_THROWS_WITH(ops::gemm_packed(ops::MatrixView::of(f32_rows), *packed, ops::MatrixView::of(y), {}),
+                    Catch::Contains("packed weight's dtype"));
+}
+
 TEST_CASE("a tape that wants gradients multiplies the plain weight - so dW reaches the parameter", "[ops][packed]") {
   Tensor w = random_tensor({kOuter, kInner}, 36, 0.5f, true);
   MatmulWeight packed = packed_weight(w, Precision::f32);
@@ -106,5 +136,5 @@ TEST_CASE("preparing a weight again drops its packed copy - which no longer matc
   REQUIRE(weight.packed);
   weight.prepare(Precision::f32);
   CHECK_FALSE(weight.packed);
-  CHECK_THROWS_WITH(ops::pack_weight(Tensor::zeros({kInner})), Catch::Contains("f32 or bf16 matrix"));
+  CHECK_THROWS_WITH(ops::pack_weight(Tensor::zeros({kInner})), Catch::Contains("f32, bf16 or s8 matrix"));
 }
