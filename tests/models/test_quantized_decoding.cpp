@@ -1,6 +1,6 @@
 // Decoding with int8 (and bf16) weights, on a tiny trained model of every family and cell:
 // close to f32, mostly the same greedy translations, and f32 afterwards exactly as before;
-// packed f32 weights: the same translations as plain ones.
+// packed f32 and int8 weights: the same logits and translations as plain ones.
 #include <cmath>
 
 #include <catch2/catch.hpp>
@@ -95,6 +95,10 @@ TEST_CASE("int8 decoding stays close to f32 and f32 after it is bit for bit as b
   // Measured: 16, 16 and 15 of 16 (transformer, rnn gru, rnn lstm), the logits within 2.6% to
   // 3.6% of their largest; at least 14 of 16 required.
   CHECK(same >= 14);
+
+  // Packed s8 weights (what decoding loads) give the same integer sums, so the same logits.
+  ops::pack_matmul_weights(model->parameters());
+  CHECK(logits_of(*model, batch) == int8_logits);
 
   model->parameters().prepare_matmul_weights(Precision::f32);
   CHECK(logits_of(*model, batch) == f32_logits);
