@@ -45,20 +45,28 @@ attn::bench::DecodeBenchmarkResult run_decode(const DecodeFlags& flags) {
                                                    attn::apps::precision_flag(flags.precision));
     set_compute(run.config, flags.threads);
     auto options = translate_options(run.config, flags);
-    if (flags.input.empty())
-      return attn::bench::run_random_decode_benchmark(*run.model, flags.sentences > 0 ? flags.sentences : 500,
-                                                      flags.source_length, options, 1);
-    std::vector<std::string> lines = attn::data::read_lines(flags.input);
-    if (flags.sentences > 0 && int64_t(lines.size()) > flags.sentences) lines.resize(flags.sentences);
-    attn::decode::Translator translator(*run.model, run.vocab->source, run.vocab->target, options);
-    return attn::bench::run_decode_benchmark(translator, lines, options);
+    attn::bench::DecodeBenchmarkResult result;
+    if (flags.input.empty()) {
+      result = attn::bench::run_random_decode_benchmark(*run.model, flags.sentences > 0 ? flags.sentences : 500,
+                                                        flags.source_length, options, 1);
+    } else {
+      std::vector<std::string> lines = attn::data::read_lines(flags.input);
+      if (flags.sentences > 0 && int64_t(lines.size()) > flags.sentences) lines.resize(flags.sentences);
+      attn::decode::Translator translator(*run.model, run.vocab->source, run.vocab->target, options);
+      result = attn::bench::run_decode_benchmark(translator, lines, options);
+    }
+    result.precision = attn::precision_name(run.precision);
+    return result;
   }
   attn::io::Config config = attn::io::load_config(flags.config_path);
   set_compute(config, flags.threads);
   auto model = attn::models::make_model(config, {config.vocab.size, config.vocab.size});
-  attn::run::set_decoding_precision(*model, attn::apps::precision_flag(flags.precision).value_or(attn::Precision::f32));
-  return attn::bench::run_random_decode_benchmark(*model, flags.sentences > 0 ? flags.sentences : 500,
-                                                  flags.source_length, translate_options(config, flags), 1);
+  const attn::Precision precision = attn::apps::precision_flag(flags.precision).value_or(attn::Precision::f32);
+  attn::run::set_decoding_precision(*model, precision);
+  auto result = attn::bench::run_random_decode_benchmark(*model, flags.sentences > 0 ? flags.sentences : 500,
+                                                         flags.source_length, translate_options(config, flags), 1);
+  result.precision = attn::precision_name(precision);
+  return result;
 }
 
 }  // namespace

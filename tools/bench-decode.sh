@@ -49,23 +49,25 @@ checkpoint_args=()
 
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}'; }
 
-# One attn-bench decode run of the binaries in $1: prints its JSON, returns sentences/s in $rate.
+# One attn-bench decode run of the binaries in $1: prints its JSON, returns sentences/s in $rate
+# and the peak RSS (MB) in $rss.
 run_once() {
   local json
   json=$("$1/attn-bench" decode --model "$model" "${checkpoint_args[@]}" --input "$input" --beam "$beam" \
     --batch-size "$batch_size" --threads "$threads" --precision "$precision" --json)
   echo "$json"
-  rate=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["sentences_per_s"])' "$json")
+  read -r rate rss < <(python3 -c 'import json,sys; d = json.loads(sys.argv[1]); print(d["sentences_per_s"], d.get("peak_rss_mb", 0))' "$json")
 }
 
 # Runs alternate between precisions (and builds) within each repeat, so the ratios to f32 and to
 # the baseline compare runs of the same minute.
-declare -A rates baseline_rates
+declare -A rates baseline_rates peak_rss
 for beam in 1 5; do
   for ((i = 1; i <= repeats; i++)); do
     for precision in $precisions; do
       run_once "$bin"
       rates[$precision,$beam]+="$rate "
+      peak_rss[$precision,$beam]+="$rss "
       if [[ -n $baseline ]]; then
         run_once "$baseline"
         baseline_rates[$precision,$beam]+="$rate "
@@ -79,7 +81,8 @@ for precision in $precisions; do
   for beam in 1 5; do
     # shellcheck disable=SC2086  # the lists are space-separated numbers
     middle=$(median ${rates[$precision,$beam]})
-    line="$precision beam $beam: median $middle sentences/s of ${rates[$precision,$beam]}"
+    # shellcheck disable=SC2086
+    line="$precision beam $beam: median $middle sentences/s of ${rates[$precision,$beam]}(peak RSS median $(median ${peak_rss[$precision,$beam]}) MB)"
     if [[ $precision != f32 && -n ${rates[f32,$beam]:-} ]]; then
       # shellcheck disable=SC2086
       line+="; $(ratio "$middle" "$(median ${rates[f32,$beam]})")x f32"

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <spdlog/fmt/fmt.h>
 
+#include "core/process_memory.h"
 #include "core/rng.h"
 
 namespace attn::bench {
@@ -15,6 +16,7 @@ DecodeBenchmarkResult finish(DecodeBenchmarkResult result, Clock::time_point sta
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   result.sentences_per_s = result.sentences / result.seconds;
   result.tokens_per_s = result.target_tokens / result.seconds;
+  result.peak_rss_mb = peak_resident_mb();
   return result;
 }
 
@@ -81,14 +83,16 @@ nlohmann::json DecodeBenchmarkResult::to_json() const {
           {"target_tokens", target_tokens},
           {"seconds", seconds},
           {"sentences_per_s", sentences_per_s},
-          {"tokens_per_s", tokens_per_s}};
+          {"tokens_per_s", tokens_per_s},
+          {"peak_rss_mb", peak_rss_mb},
+          {"precision", precision}};
 }
 
 std::string DecodeBenchmarkResult::to_text() const {
   return fmt::format(
-      "beam {} | batch {} | {} sentences, {} target tokens in {:.2f} s\n"
-      "{:.1f} sentences/s | {:.0f} target tokens/s",
-      beam, batch_size, sentences, target_tokens, seconds, sentences_per_s, tokens_per_s);
+      "beam {} | batch {} | {} | {} sentences, {} target tokens in {:.2f} s\n"
+      "{:.1f} sentences/s | {:.0f} target tokens/s | peak RSS {:.0f} MB",
+      beam, batch_size, precision, sentences, target_tokens, seconds, sentences_per_s, tokens_per_s, peak_rss_mb);
 }
 
 }  // namespace attn::bench

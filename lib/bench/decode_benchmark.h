@@ -21,6 +21,8 @@ struct DecodeBenchmarkResult {
   double seconds = 0;
   double sentences_per_s = 0;
   double tokens_per_s = 0;
+  double peak_rss_mb = 0;  // the process's, model and load included
+  std::string precision;   // of the matmuls (f32, bf16, int8): the caller's to fill in
 
   nlohmann::json to_json() const;
   std::string to_text() const;

@@ -77,6 +77,12 @@ TEST_CASE("attn-quantize writes an int8 run that the decoding programs load and 
                                    " --beam 2 --batch-size 4 --json");
     INFO("attn-bench stderr:\n" << bench.err);
     CHECK(bench.exit_code == 0);
+    CHECK_THAT(bench.out, Catch::Contains("\"precision\":\"int8\"") && Catch::Contains("\"peak_rss_mb\":"));
+    // The quantised run decodes in int8 unless told otherwise, and its JSON says so.
+    Result quantized_bench =
+        run_program(dir, "attn-bench", "decode --model " + quoted(int8_dir) + " --beam 1 --sentences 3 --json");
+    CHECK(quantized_bench.exit_code == 0);
+    CHECK_THAT(quantized_bench.out, Catch::Contains("\"precision\":\"int8\""));
   }
   SECTION("--out is replaced only with --force, and never the run itself") {
     Result again = run_program(dir, "attn-quantize", "--model " + quoted(run_dir) + " --out " + quoted(int8_dir));
