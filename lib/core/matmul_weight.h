@@ -11,9 +11,10 @@
 // The copies are made from the f32 values at that moment: whoever changes the values and then
 // multiplies again prepares them again.
 //
-// Decoding may also pack the prepared form (ops::pack_weight in ops/gemm.h): a copy in the blocked layout
-// the CPU's matmul kernel reads, which spares every product the reordering of the transposed
-// (N, K) operand (up to 3x on the few rows of greedy decoding). prepare() drops it.
+// Decoding may also pack the prepared form (ops::pack_weight in ops/gemm.h): a copy in the
+// blocked layout the CPU's matmul kernel reads, which spares every product the reordering of
+// the transposed (N, K) operand (up to 3x on the few rows of greedy decoding; for int8 it is
+// what puts the product on the VNNI kernel). prepare() drops it.
 #include <memory>
 #include <optional>
 #include <string>

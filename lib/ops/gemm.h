@@ -56,8 +56,9 @@ void gemm(const MatrixView& a, const MatrixView& b, const MatrixView& c, const G
 // weights never change, so it packs them once (ops::pack_matmul_weights).
 std::shared_ptr<const PackedMatrix> pack_weight(const Tensor& weight);
 // c (M, N) = a (M, K) W^T (+ options.bias) with a packed W; a is converted to bf16 first when W
-// is bf16, and must be s8 when W is (c is then the exact s32 sum, as f32). Returns false, and does nothing, when oneDNN
-// would multiply these rows with the packed layout on a reference kernel only (the caller multiplies the plain W then).
+// is bf16, and must be s8 when W is (c is then the exact s32 sum, as f32). Returns false, and
+// does nothing, when oneDNN would multiply these rows with the packed layout on a reference
+// kernel only (the caller multiplies the plain W then).
 bool gemm_packed(const MatrixView& a, const PackedMatrix& weight, const MatrixView& c, const GemmOptions& options);
 
 // A plain row-major bf16 copy of an f32 (strided) operand, made by a cached oneDNN reorder
