@@ -12,6 +12,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// A result with the search's shape and nothing counted yet.
+DecodeBenchmarkResult empty_result(const decode::TranslateOptions& options) {
+  DecodeBenchmarkResult result;
+  result.beam = options.search.beam;
+  result.batch_size = options.batch_size;
+  return result;
+}
+
 DecodeBenchmarkResult finish(DecodeBenchmarkResult result, Clock::time_point start) {
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   result.sentences_per_s = result.sentences / result.seconds;
@@ -32,7 +40,7 @@ std::vector<decode::Hypothesis> search(const models::Seq2SeqModel& model, const 
 
 DecodeBenchmarkResult run_decode_benchmark(const decode::Translator& translator, const std::vector<std::string>& lines,
                                            const decode::TranslateOptions& options) {
-  DecodeBenchmarkResult result{options.search.beam, options.batch_size};
+  DecodeBenchmarkResult result = empty_result(options);
   auto start = Clock::now();
   auto count = [&](const std::vector<decode::Translation>& translations) {
     for (const auto& translation : translations) {
@@ -62,7 +70,7 @@ DecodeBenchmarkResult run_random_decode_benchmark(const models::Seq2SeqModel& mo
     for (int64_t i = 0; i + 1 < source_length; ++i) source.push_back(int32_t(4 + rng.below(vocab - 4)));
     source.push_back(data::kEosId);
   }
-  DecodeBenchmarkResult result{options.search.beam, options.batch_size};
+  DecodeBenchmarkResult result = empty_result(options);
   auto start = Clock::now();
   for (int64_t first = 0; first < sentences; first += options.batch_size) {
     std::vector<const std::vector<int32_t>*> batch_sources;

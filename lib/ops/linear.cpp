@@ -114,15 +114,17 @@ Tensor linear(Tape& tape, const Tensor& x, const Tensor& weight, const Tensor& b
 }
 
 Tensor linear(Tape& tape, const Tensor& x, const MatmulWeight& weight, const Tensor& bias) {
-  if (weight.packed && weight.precision != Precision::int8 && !tape.needs_grad(x, weight.f32, bias)) {
+  if (weight.precision == Precision::int8) {
+    ATTN_CHECK(!tape.needs_grad(x, weight.f32, bias),
+               "linear: int8 weights are for decoding; training multiplies in f32 or bf16");
+    return quantized_linear(x, weight.int8, bias, weight.packed.get());
+  }
+  if (weight.packed && !tape.needs_grad(x, weight.f32, bias)) {
     Tensor y = linear_packed(x, weight, bias);
     if (y.defined()) return y;
   }
-  if (weight.precision == Precision::f32) return linear(tape, x, weight.f32, bias);
   if (weight.precision == Precision::bf16) return linear_with(tape, x, weight.bf16, weight.f32, bias);
-  ATTN_CHECK(!tape.needs_grad(x, weight.f32, bias),
-             "linear: int8 weights are for decoding; training multiplies in f32 or bf16");
-  return quantized_linear(x, weight.int8, bias, weight.packed.get());
+  return linear(tape, x, weight.f32, bias);
 }
 
 void pack_matmul_weights(ParameterStore& store) {

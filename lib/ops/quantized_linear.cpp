@@ -1,36 +1,10 @@
 #include "ops/quantized_linear.h"
 
-#include <oneapi/dnnl/dnnl.hpp>
-
-#include "dnnl/context.h"
-#include "dnnl/memory.h"
 #include "ops/gemm.h"
 
 namespace attn::ops {
 
 namespace {
-
-struct Int8MatmulEntry {
-  dnnl::matmul primitive;
-};
-
-// acc (M, N) = xq (M, K) wq^T with the plain (N, K) weight, as f32.
-void int8_matmul_plain(const Tensor& x, const Tensor& weight, Tensor& acc) {
-  const int64_t rows = x.dim(0), inner = x.dim(1), cols = weight.dim(0);
-  auto src = dnn::plain_desc({rows, inner}, DType::s8);
-  auto weights = dnn::strided_desc({inner, cols}, {1, inner}, DType::s8);
-  auto dst = dnn::plain_desc({rows, cols});
-  auto& context = dnn::Context::get();
-  dnn::CacheKey key("matmul_s8");
-  key.add(Shape{rows, inner, cols});
-  auto& entry = context.cache().get<Int8MatmulEntry>(key.str(), [&] {
-    return Int8MatmulEntry{
-        dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, dst), context.engine()))};
-  });
-  entry.primitive.execute(context.stream(), {{DNNL_ARG_SRC, dnn::wrap(src, x.raw())},
-                                             {DNNL_ARG_WEIGHTS, dnn::wrap(weights, weight.raw())},
-                                             {DNNL_ARG_DST, dnn::wrap(dst, acc.raw())}});
-}
 
 // y[i][n] = acc[i][n] * column_scales[n] * row_scales[i] + b[n], in place.
 void scale_back(Tensor& y, const float* row_scales, const float* column_scales, const float* b) {
@@ -63,8 +37,9 @@ Tensor quantized_linear(const Tensor& x_in, const QuantizedMatrix& weight, const
   const int64_t rows = x_in.numel() / inner;
   QuantizedMatrix x = quantize_rows(x_in.view({rows, inner}), kActivationLevels);
   Tensor y = Tensor::empty({rows, cols});  // (M, N): the s32 sums, then y
-  if (!packed || !gemm_packed(MatrixView::of(x.values), *packed, MatrixView::of(y), GemmOptions::overwrite()))
-    int8_matmul_plain(x.values, weight.values, y);
+  const MatrixView xq = MatrixView::of(x.values);
+  if (!packed || !gemm_packed(xq, *packed, MatrixView::of(y), GemmOptions::overwrite()))
+    gemm(xq, MatrixView::of(weight.values).transposed(), MatrixView::of(y));  // the plain (N, K) weight
   scale_back(y, x.scales.data(), weight.scales.data(), bias.defined() ? bias.data() : nullptr);
   Shape shape = x_in.shape();
   shape.back() = cols;
