@@ -20,16 +20,6 @@ std::optional<Precision> parse_precision(const std::string& name) {
   return std::nullopt;
 }
 
-namespace {
-
-// Round-to-nearest-even, as oneDNN's reorders do; the loop vectorises (the NaN test is a select).
-void convert_to_bf16(const float* in, uint16_t* out, int64_t count) {
-#pragma omp parallel for simd if (count > 65536) schedule(static)
-  for (int64_t i = 0; i < count; ++i) out[i] = f32_to_bf16(in[i]);
-}
-
-}  // namespace
-
 void MatmulWeight::prepare(Precision target) {
   ATTN_CHECK(f32.defined() && f32.rank() == 2, "matmul weight: needs an f32 matrix");
   int8 = QuantizedMatrix();

@@ -11,10 +11,11 @@
 // The copies are made from the f32 values at that moment: whoever changes the values and then
 // multiplies again prepares them again.
 //
-// Decoding may also pack the prepared form (ops::pack_weight in ops/gemm.h): a copy in the
-// blocked layout the CPU's matmul kernel reads, which spares every product the reordering of
-// the transposed (N, K) operand (up to 3x on the few rows of greedy decoding; for int8 it is
-// what puts the product on the VNNI kernel). prepare() drops it.
+// Decoding and bf16 training may also pack the prepared form (ops::pack_weight in ops/gemm.h):
+// a copy in the blocked layout the CPU's matmul kernel reads, which spares every product the
+// reordering of the transposed (N, K) operand (up to 3x on the few rows of greedy decoding; for
+// int8 it is what puts the product on the VNNI kernel; in bf16 training the forward products,
+// while the backward's read the plain bf16 copy). prepare() drops it.
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,7 +41,7 @@ struct MatmulWeight {
   Precision precision = Precision::f32;
   Tensor bf16;                                 // (N, K) bf16, when precision is bf16
   QuantizedMatrix int8;                        // when precision is int8
-  std::shared_ptr<const PackedMatrix> packed;  // the prepared form packed (decoding), or empty
+  std::shared_ptr<const PackedMatrix> packed;  // the prepared form packed (decoding, bf16 training), or empty
 
   // Makes the form of `target` from f32 (and drops the others and the packed copy); a bf16
   // copy of the same shape is rewritten in place.

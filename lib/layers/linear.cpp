@@ -12,4 +12,6 @@ Linear::Linear(ParameterStore& store, const std::string& name, int64_t in_featur
 
 Tensor Linear::operator()(Tape& tape, const Tensor& x) const { return ops::linear(tape, x, *forms_, bias_); }
 
+Tensor Linear::with_relu(Tape& tape, const Tensor& x) const { return ops::linear_relu(tape, x, *forms_, bias_); }
+
 }  // namespace attn::layers

@@ -17,6 +17,8 @@ class Linear {
   Linear(ParameterStore& store, const std::string& name, int64_t in_features, int64_t out_features, bool bias = true);
 
   Tensor operator()(Tape& tape, const Tensor& x) const;
+  // relu(x W^T + b) in one product (ops::linear_relu).
+  Tensor with_relu(Tape& tape, const Tensor& x) const;
   const Tensor& weight() const { return weight_; }
   const Tensor& bias() const { return bias_; }
 

@@ -55,13 +55,13 @@ MatrixView plain_view(const Tensor& tensor) { return MatrixView::of(tensor); }
 uint64_t flop_counter = 0;
 
 dnnl::primitive_attr matmul_attr(const GemmOptions& options) {
+  ATTN_CHECK(!(options.accumulate && options.relu), "gemm: a ReLU post-op cannot follow accumulation");
   dnnl::primitive_attr attr;
   if (options.alpha != 1.f) attr.set_output_scales(0, {options.alpha});
-  if (options.accumulate) {
-    dnnl::post_ops post_ops;
-    post_ops.append_sum(1.f);
-    attr.set_post_ops(post_ops);
-  }
+  dnnl::post_ops post_ops;
+  if (options.accumulate) post_ops.append_sum(1.f);
+  if (options.relu) post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+  if (options.accumulate || options.relu) attr.set_post_ops(post_ops);
   return attr;
 }
 
@@ -82,7 +82,7 @@ dnnl::matmul::primitive_desc matmul_pd(const memory::desc& a, const memory::desc
 // The key part every matmul shares: c's shape and the options.
 void add_output_and_options(dnn::CacheKey& key, const MatrixView& c, const GemmOptions& options) {
   key.add(c.dims).add(c.strides).add(options.alpha).add(int64_t(options.accumulate));
-  key.add(int64_t(options.bias != nullptr));
+  key.add(int64_t(options.bias != nullptr)).add(int64_t(options.relu));
 }
 
 void execute_matmul(const dnnl::matmul& primitive, const MatrixView& a, const memory& b, const MatrixView& c,
@@ -133,6 +133,10 @@ MatrixView MatrixView::transposed() const {
 Tensor bf16_copy(const MatrixView& view) {
   ATTN_CHECK(view.dtype == DType::f32, "bf16_copy: the operand is not f32");
   Tensor converted = Tensor::empty(view.dims, DType::bf16);
+  if (view.strides == row_major_strides(view.dims)) {
+    convert_to_bf16(static_cast<const float*>(view.data), converted.data_bf16(), converted.numel());
+    return converted;
+  }
   auto source_desc = dnn::strided_desc(view.dims, view.strides, DType::f32);
   auto target_desc = dnn::plain_desc(view.dims, DType::bf16);
   auto& context = dnn::Context::get();

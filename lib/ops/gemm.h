@@ -29,11 +29,14 @@ struct GemmOptions {
   float alpha = 1.f;            // c = alpha * a b
   bool accumulate = false;      // c += alpha * a b (a sum post-op: how gradients add up)
   const float* bias = nullptr;  // (N), added to every row
+  bool relu = false;            // c = max(c, 0) after the bias (an eltwise post-op; not with accumulate)
 
   // c = alpha * a b (+ bias)
-  static GemmOptions overwrite(float alpha = 1.f, const float* bias = nullptr) { return {alpha, false, bias}; }
+  static GemmOptions overwrite(float alpha = 1.f, const float* bias = nullptr, bool relu = false) {
+    return {alpha, false, bias, relu};
+  }
   // c += alpha * a b
-  static GemmOptions accumulating(float alpha = 1.f) { return {alpha, true, nullptr}; }
+  static GemmOptions accumulating(float alpha = 1.f) { return {alpha, true, nullptr, false}; }
 };
 
 // Where a backward product puts d(tensor): the gradient as a plain view, and options that add
@@ -61,8 +64,8 @@ std::shared_ptr<const PackedMatrix> pack_weight(const Tensor& weight);
 // kernel only (the caller multiplies the plain W then).
 bool gemm_packed(const MatrixView& a, const PackedMatrix& weight, const MatrixView& c, const GemmOptions& options);
 
-// A plain row-major bf16 copy of an f32 (strided) operand, made by a cached oneDNN reorder
-// (round to nearest even). An op that multiplies one operand more than once converts it once
+// A plain row-major bf16 copy of an f32 operand, rounded to nearest even: by attn's own loop when
+// the view is plain (convert_to_bf16), else by a cached oneDNN reorder. An op that multiplies one operand more than once converts it once
 // with this and hands gemm the bf16 view (ops::linear: x in the forward, dy in the backward).
 Tensor bf16_copy(const MatrixView& view);
 // An operand that more than one product reads, as gemm multiplies it: the tensor itself, or in

@@ -1,5 +1,9 @@
 #include "ops/linear.h"
 
+#include <algorithm>
+
+#include "core/parallel.h"
+#include "ops/activation.h"
 #include "ops/gemm.h"
 #include "ops/quantized_linear.h"
 
@@ -7,15 +11,33 @@ namespace attn::ops {
 
 namespace {
 
-// db += column sums of dy (M, N).
+// db += column sums of dy (M, N). The threads take blocks of columns, and each column is still
+// summed in row order, so the sums do not depend on the thread count.
 void add_column_sums(const Tensor& dy, const Tensor& bias_grad) {
+  constexpr int64_t kBlock = 64;
   int64_t rows = dy.dim(0), cols = dy.dim(1);
   const float* g = dy.data();
   float* out = const_cast<Tensor&>(bias_grad).data();
-  for (int64_t i = 0; i < rows; ++i) {
+#pragma omp parallel for if (rows * cols > kParallelWork) schedule(static)
+  for (int64_t first = 0; first < cols; first += kBlock) {
+    int64_t last = std::min(cols, first + kBlock);
+    for (int64_t i = 0; i < rows; ++i) {
 #pragma omp simd
-    for (int64_t j = 0; j < cols; ++j) out[j] += g[i * cols + j];
+      for (int64_t j = first; j < last; ++j) out[j] += g[i * cols + j];
+    }
   }
+}
+
+// dy *= 1[y > 0] in place: the backward of a ReLU the forward's matmul applied. y's gradient has
+// no reader but this backward, so it becomes the gradient of the pre-activation. A product, not a
+// select, so that a non-finite dy stays non-finite (the trainer skips such steps), as in
+// oneDNN's ReLU backward.
+void mask_inactive(const Tensor& dy, const Tensor& y) {
+  float* g = const_cast<Tensor&>(dy).data();
+  const float* values = y.data();
+  int64_t count = dy.numel();
+#pragma omp parallel for simd if (count > kParallelWork) schedule(static)
+  for (int64_t i = 0; i < count; ++i) g[i] *= values[i] > 0.f ? 1.f : 0.f;
 }
 
 // What the backward of y = x W^T + b multiplies with: the values of x (M, K) and W (N, K) as
@@ -26,16 +48,18 @@ struct LinearOperands {
   Tensor weight_values;  // (N, K), f32 or bf16
   Tensor weight;         // (N, K): the f32 parameter
   Tensor bias;           // (N) or undefined
+  bool relu = false;     // y = relu(x W^T + b): the backward reads y's values
 };
 
 // Backward of y = x W^T + b with x folded to (M, K):
 //   dx += dy W        (M,N) x (N,K)
 //   dW += dy^T x      (N,M) x (M,K)
 //   db += sum_rows dy
-// In bf16, dy is converted once for both products.
+// (dy masked by y > 0 first under a ReLU). In bf16, dy is converted once for both products.
 void linear_backward(const LinearOperands& in, const Tensor& y) {
   if (!y.has_grad()) return;
   Tensor dy = y.grad();
+  if (in.relu) mask_inactive(dy, y);
   MatrixView dy_view = MatrixView::of(dy);
   Tensor dy_bf16;
   if (in.x_values.dtype() == DType::bf16) {
@@ -67,24 +91,27 @@ Tensor unfolded(const Tensor& y, const Tensor& x) {
   return y.view(shape);
 }
 
-// y = x W^T + b with the weight's values in `weight_values` (the f32 parameter or its bf16
-// copy); with a bf16 copy, x is converted to bf16 once and the backward keeps that copy instead
-// of the f32 x (half the memory; the dW product needs nothing else).
+// y = x W^T + b (relu(...) with `relu`) with the weight's values in `weight_values` (the f32
+// parameter or its bf16 copy); with a bf16 copy, x is converted to bf16 once and the backward
+// keeps that copy instead of the f32 x (half the memory; the dW product needs nothing else).
+// `packed`, when given, is weight_values packed (ops::pack_weight): the forward multiplies with it
+// where oneDNN has a fast kernel for it, and the backward's products read weight_values.
 Tensor linear_with(Tape& tape, const Tensor& x_in, const Tensor& weight_values, const Tensor& weight,
-                   const Tensor& bias) {
+                   const Tensor& bias, bool relu, const PackedMatrix* packed = nullptr) {
   check_fits(x_in, weight_values, bias);
   int64_t in_features = weight_values.dim(1), out_features = weight_values.dim(0);
   Tensor x = x_in.view({x_in.numel() / in_features, in_features});  // (M, K)
   bool bf16 = weight_values.dtype() == DType::bf16 && x.dtype() == DType::f32;
   Tensor x_values = bf16 ? bf16_copy(MatrixView::of(x)) : x;
   Tensor y = Tensor::empty({x.dim(0), out_features});  // (M, N)
-  gemm(MatrixView::of(x_values), MatrixView::of(weight_values).transposed(), MatrixView::of(y),
-       GemmOptions::overwrite(1.f, bias.defined() ? bias.data() : nullptr));
+  GemmOptions options = GemmOptions::overwrite(1.f, bias.defined() ? bias.data() : nullptr, relu);
+  if (!packed || !gemm_packed(MatrixView::of(x_values), *packed, MatrixView::of(y), options))
+    gemm(MatrixView::of(x_values), MatrixView::of(weight_values).transposed(), MatrixView::of(y), options);
 
   if (tape.needs_grad(x, weight, bias)) {
     y.set_requires_grad(true);
-    LinearOperands operands{x_values, bf16 ? x.grad_only() : x, weight_values, weight, bias};
-    tape.record([operands, y = y.grad_only()] { linear_backward(operands, y); });
+    LinearOperands operands{x_values, bf16 ? x.grad_only() : x, weight_values, weight, bias, relu};
+    tape.record([operands, y = relu ? y : y.grad_only()] { linear_backward(operands, y); });
   }
   return unfolded(y, x_in);
 }
@@ -94,37 +121,30 @@ const Tensor& float_form(const MatmulWeight& weight) {
   return weight.precision == Precision::bf16 ? weight.bf16 : weight.f32;
 }
 
-// y = x W^T + b with the packed form of W; undefined when oneDNN has no fast kernel for it.
-Tensor linear_packed(const Tensor& x_in, const MatmulWeight& weight, const Tensor& bias) {
-  const Tensor& values = float_form(weight);
-  check_fits(x_in, values, bias);
-  int64_t in_features = values.dim(1), out_features = values.dim(0);
-  Tensor x = x_in.view({x_in.numel() / in_features, in_features});  // (M, K)
-  Tensor y = Tensor::empty({x.dim(0), out_features});               // (M, N)
-  if (!gemm_packed(MatrixView::of(x), *weight.packed, MatrixView::of(y),
-                   GemmOptions::overwrite(1.f, bias.defined() ? bias.data() : nullptr)))
-    return Tensor();
-  return unfolded(y, x_in);
+// linear(x, weight, bias), then relu when asked, with every form of the weight.
+Tensor linear_form(Tape& tape, const Tensor& x, const MatmulWeight& weight, const Tensor& bias, bool relu) {
+  if (weight.precision == Precision::int8) {
+    ATTN_CHECK(!tape.needs_grad(x, weight.f32, bias),
+               "linear: int8 weights are for decoding; training multiplies in f32 or bf16");
+    Tensor y = quantized_linear(x, weight.int8, bias, weight.packed.get());
+    if (relu) activation_in_place(y, Activation::relu);
+    return y;
+  }
+  return linear_with(tape, x, float_form(weight), weight.f32, bias, relu, weight.packed.get());
 }
 
 }  // namespace
 
 Tensor linear(Tape& tape, const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  return linear_with(tape, x, weight, weight, bias);
+  return linear_with(tape, x, weight, weight, bias, false);
 }
 
 Tensor linear(Tape& tape, const Tensor& x, const MatmulWeight& weight, const Tensor& bias) {
-  if (weight.precision == Precision::int8) {
-    ATTN_CHECK(!tape.needs_grad(x, weight.f32, bias),
-               "linear: int8 weights are for decoding; training multiplies in f32 or bf16");
-    return quantized_linear(x, weight.int8, bias, weight.packed.get());
-  }
-  if (weight.packed && !tape.needs_grad(x, weight.f32, bias)) {
-    Tensor y = linear_packed(x, weight, bias);
-    if (y.defined()) return y;
-  }
-  if (weight.precision == Precision::bf16) return linear_with(tape, x, weight.bf16, weight.f32, bias);
-  return linear(tape, x, weight.f32, bias);
+  return linear_form(tape, x, weight, bias, false);
+}
+
+Tensor linear_relu(Tape& tape, const Tensor& x, const MatmulWeight& weight, const Tensor& bias) {
+  return linear_form(tape, x, weight, bias, true);
 }
 
 void pack_matmul_weights(ParameterStore& store) {

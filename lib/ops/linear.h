@@ -18,6 +18,11 @@ Tensor linear(Tape& tape, const Tensor& x, const Tensor& weight, const Tensor& b
 // A packed weight (decoding) multiplies with its packed copy when no gradient is wanted.
 Tensor linear(Tape& tape, const Tensor& x, const MatmulWeight& weight, const Tensor& bias);
 
+// y = relu(x W^T + b), the same with every form of W. The matmul applies the ReLU as a post-op
+// (no pass of its own over y), and the backward masks dy by y > 0 in place before its products.
+// The values are those of ops::relu(linear(...)), bit for bit.
+Tensor linear_relu(Tape& tape, const Tensor& x, const MatmulWeight& weight, const Tensor& bias);
+
 // Packs the prepared form (f32, bf16 or the s8 values of int8) of every matmul weight of
 // `store` (ops::pack_weight), for decoding: the copies do not follow later changes of the
 // values (prepare_matmul_weights drops them).

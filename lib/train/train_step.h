@@ -3,7 +3,8 @@
 // attn-bench times:
 //   accumulate: for each batch, forward -> label-smoothed cross-entropy -> backward seeded with
 //               1 / (target tokens of the whole step), so gradients sum to the per-token mean;
-//               in bf16 the matmul weights are converted once, first (refresh_matmul_weights)
+//               in bf16 the matmul weights are converted (and packed) once, first
+//               (refresh_matmul_weights)
 //   (the caller may sum the gradients over ranks, or inspect them, here)
 //   update:     global-norm clipping (train.clip_norm; 0 = off, the norm is measured either way)
 //               -> a non-finite loss or norm skips the update -> Adam at the schedule's rate for
@@ -45,7 +46,7 @@ class TrainStep {
   void update(StepStats& stats, int64_t step);
 
   // bf16 training (train.precision): remakes the bf16 copies of the matmul weights from the f32
-  // master weights. accumulate() does it first; call it too after changing the weights
+  // master weights, and packs them for the forward products (ops::pack_matmul_weights). accumulate() does it first; call it too after changing the weights
   // otherwise before a forward (validation of the moving average). f32: nothing to do.
   void refresh_matmul_weights();
 

@@ -1,7 +1,16 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+
+#include "core/matmul_weight.h"
+#include "core/rng.h"
 #include "dnnl/context.h"
 #include "grad_check.h"
+#include "matmul_precision_scope.h"
+#include "ops/activation.h"
+#include "ops/gemm.h"
 #include "ops/linear.h"
 #include "ops/matmul.h"
 
@@ -101,4 +110,90 @@ TEST_CASE("the primitive cache reuses primitives for repeated shapes", "[dnnl][c
   Tensor c = random_tensor({9, 13}, 16, 1.f, false);
   ops::matmul(tape, a, c);  // a new shape builds one new primitive
   CHECK(cache.misses() == 1);
+}
+
+namespace {
+
+MatmulWeight f32_weight(const Tensor& w) {
+  MatmulWeight weight;
+  weight.f32 = w;
+  weight.prepare(Precision::f32);
+  return weight;
+}
+
+}  // namespace
+
+TEST_CASE("linear_relu gradients match finite differences", "[ops][linear][grad]") {
+  Tensor x = random_tensor({2, 3, 4}, 41);
+  Tensor weight = random_tensor({5, 4}, 42);
+  Tensor bias = random_tensor({5}, 43);
+  auto f = [](Tape& tape, const std::vector<Tensor>& in) {
+    return ops::linear_relu(tape, in[0], f32_weight(in[1]), in[2]);
+  };
+  CHECK(check_gradients(f, {x, weight, bias}) == "");
+}
+
+TEST_CASE("linear_relu is relu(linear) bit for bit - values and every gradient in f32 and bf16", "[ops][linear]") {
+  Precision precision = GENERATE(Precision::f32, Precision::bf16);
+  INFO(precision_name(precision));
+  if (precision == Precision::bf16 && testing::no_bf16_matmul()) return;
+  // Each run gets its own leaves, so that the two sets of gradients are separate.
+  auto run = [&](bool fused) {
+    Tensor x = random_tensor({6, 7, 24}, 44);
+    Tensor w = random_tensor({40, 24}, 45, 0.3f);
+    Tensor b = random_tensor({40}, 46);
+    MatmulWeight weight;
+    weight.f32 = w;
+    weight.prepare(precision);
+    Tape tape;
+    Tensor y = fused ? ops::linear_relu(tape, x, weight, b) : ops::relu(tape, ops::linear(tape, x, weight, b));
+    Tensor seed = random_tensor(y.shape(), 47, 1.f, false);
+    tape.backward(y, seed);
+    return std::vector<std::vector<float>>{y.to_vector(), x.grad().to_vector(), w.grad().to_vector(),
+                                           b.grad().to_vector()};
+  };
+  auto fused = run(true), separate = run(false);
+  int64_t zeros = 0;
+  for (float v : fused[0]) zeros += v == 0.f;
+  CHECK(zeros > 0);  // the ReLU cut something, so its backward's mask matters
+  for (size_t part = 0; part < fused.size(); ++part) {
+    INFO("part " << part << " (y, dx, dW, db)");
+    CHECK(fused[part] == separate[part]);
+  }
+}
+
+TEST_CASE("a ReLU post-op cannot follow accumulation", "[ops][matmul]") {
+  Tensor a = random_tensor({2, 3}, 48, 1.f, false);
+  Tensor b = random_tensor({3, 4}, 49, 1.f, false);
+  Tensor c = Tensor::zeros({2, 4});
+  ops::GemmOptions options = ops::GemmOptions::accumulating();
+  options.relu = true;
+  CHECK_THROWS_WITH(ops::gemm(ops::MatrixView::of(a), ops::MatrixView::of(b), ops::MatrixView::of(c), options),
+                    Catch::Contains("ReLU post-op"));
+}
+
+TEST_CASE("bf16_copy rounds to nearest even as f32_to_bf16 does - plain and strided views", "[ops][matmul]") {
+  // Ties, values just off a tie, infinities, a NaN and a large plain block (the threaded loop).
+  std::vector<float> values(70000);
+  Rng rng(50);
+  for (float& v : values) v = rng.normal() * 100.f;
+  const float specials[] = {1.00390625f, 1.01171875f, std::nextafter(1.00390625f, 2.f), -3.3e38f, INFINITY, -INFINITY,
+                            NAN, 0.f, -0.f};
+  std::copy(std::begin(specials), std::end(specials), values.begin());
+  Tensor x = Tensor::from_vector({350, 200}, values);
+  Tensor plain = ops::bf16_copy(ops::MatrixView::of(x));
+  Tensor strided = ops::bf16_copy(ops::MatrixView::of(x).transposed());  // (200, 350): a oneDNN reorder
+  REQUIRE(plain.dtype() == DType::bf16);
+  int64_t mismatches = 0;
+  for (int64_t i = 0; i < 350; ++i)
+    for (int64_t j = 0; j < 200; ++j) {
+      uint16_t expected = f32_to_bf16(values[i * 200 + j]);
+      mismatches += plain.data_bf16()[i * 200 + j] != expected;
+      mismatches += strided.data_bf16()[j * 350 + i] != expected;
+    }
+  CHECK(mismatches == 0);
+  CHECK(plain.data_bf16()[0] == 0x3f80);  // 1 + 2^-8 is a tie: to the even 1.0
+  CHECK(plain.data_bf16()[1] == 0x3f82);  // 1 + 3 * 2^-8 is a tie: to the even 1 + 2^-6
+  CHECK(plain.data_bf16()[2] == 0x3f81);  // just above the tie of [0]: up
+  CHECK(std::isnan(bf16_to_f32(plain.data_bf16()[6])));
 }

@@ -111,7 +111,8 @@ TEST_CASE("an s8 packed weight gives the exact integer sums of s8 rows - and ref
                     Catch::Contains("packed weight's dtype"));
 }
 
-TEST_CASE("a tape that wants gradients multiplies the plain weight - so dW reaches the parameter", "[ops][packed]") {
+TEST_CASE("a tape that wants gradients gets dW in the parameter - the packed copy serves the forward only",
+          "[ops][packed]") {
   Tensor w = random_tensor({kOuter, kInner}, 36, 0.5f, true);
   MatmulWeight packed = packed_weight(w, Precision::f32);
   Tensor x = random_tensor({4, kInner}, 37, 1.f, true);
@@ -137,4 +138,26 @@ TEST_CASE("preparing a weight again drops its packed copy - which no longer matc
   weight.prepare(Precision::f32);
   CHECK_FALSE(weight.packed);
   CHECK_THROWS_WITH(ops::pack_weight(Tensor::zeros({kInner})), Catch::Contains("f32, bf16 or s8 matrix"));
+}
+
+TEST_CASE("bf16 training's packed weight gives the plain weight's values and gradients", "[ops][packed][grad]") {
+  if (testing::no_bf16_matmul()) return;
+  bool relu = GENERATE(false, true);
+  INFO("relu " << relu);
+  auto run = [&](bool packed) {
+    Tensor w = random_tensor({kOuter, kInner}, 39, 0.5f, true);
+    Tensor b = random_tensor({kOuter}, 40, 1.f, true);
+    Tensor x = random_tensor({3, 50, kInner}, 41, 1.f, true);
+    MatmulWeight weight = packed ? packed_weight(w, Precision::bf16) : plain_weight(w, Precision::bf16);
+    Tape tape;
+    Tensor y = relu ? ops::linear_relu(tape, x, weight, b) : ops::linear(tape, x, weight, b);
+    tape.backward(y, random_tensor(y.shape(), 42, 1.f, false));
+    return std::vector<std::vector<float>>{y.to_vector(), x.grad().to_vector(), w.grad().to_vector(),
+                                           b.grad().to_vector()};
+  };
+  auto packed = run(true), plain = run(false);
+  for (size_t part = 0; part < plain.size(); ++part) {
+    INFO("part " << part << " (y, dx, dW, db)");
+    check_same_products(packed[part], plain[part]);
+  }
 }
