@@ -15,7 +15,8 @@ Tensor linear(Tape& tape, const Tensor& x, const Tensor& weight, const Tensor& b
 // function above, unchanged; bf16 multiplies with the bf16 copy (x converted once, kept in bf16
 // for the backward; dW goes to the f32 parameter): bf16 decoding and bf16 training; int8
 // (ops/quantized_linear.h) is for decoding and refuses a tape that wants gradients.
-// A packed weight (decoding) multiplies with its packed copy when no gradient is wanted.
+// A packed weight (decoding, bf16 training) serves the forward product; the backward reads the
+// plain form.
 Tensor linear(Tape& tape, const Tensor& x, const MatmulWeight& weight, const Tensor& bias);
 
 // y = relu(x W^T + b), the same with every form of W. The matmul applies the ReLU as a post-op
