@@ -15,6 +15,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <map>
 #include <optional>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -24,6 +25,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/build_info.h"
+#include "core/choice.h"
 #include "core/matmul_weight.h"
 #include "dnnl/onednn_info.h"
 
@@ -73,18 +75,28 @@ inline CLI::Validator in_range(double min, double max, bool above_min = false) {
 // word is not one ("attn-bench bogus"), CLI11 would only say that a subcommand is required;
 // this names the word and the valid subcommands. (None of these programs has an option
 // before its subcommand, so the first word that is not a flag is the subcommand.)
-// --precision of the programs that decode a run: the matmuls' f32, bf16 or int8 (the
-// default, nullopt, is the run's own: int8 for attn-quantize's runs, else f32).
+// A flag whose values are a choice's names (core/choice.h).
+template <class E>
+CLI::Option* add_choice_option(CLI::App& app, const std::string& name, E& value, const std::string& help) {
+  std::map<std::string, E> names;
+  for (const auto& [entry, entry_name] : ChoiceNames<E>::table) names.emplace(entry_name, entry);
+  return app.add_option(name, value, help)->transform(CLI::CheckedTransformer(names));
+}
+
+// --precision of the programs that decode a run: the matmuls' f32, bf16, int8, or auto (the
+// faster of f32 and bf16 here, measured at load). The default, nullopt, is the run's own: int8
+// for attn-quantize's runs, else f32.
 inline CLI::Option* add_precision_option(CLI::App& app, std::string& value) {
   return app
       .add_option("--precision", value,
-                  "matmul precision of decoding: f32, bf16 or int8 (weights converted once at load; default: int8 for "
-                  "a run written by attn-quantize, else f32)")
-      ->check(CLI::IsMember({"f32", "bf16", "int8"}));
+                  "matmul precision of decoding: f32, bf16, int8 or auto (the faster of f32 and bf16 on this CPU, "
+                  "measured at load); weights converted once at load; default: int8 for a run written by "
+                  "attn-quantize, else f32")
+      ->check(CLI::IsMember(choice_names<Precision>()));
 }
 inline std::optional<Precision> precision_flag(const std::string& value) {
   if (value.empty()) return std::nullopt;
-  return parse_precision(value);
+  return parse_choice<Precision>(value);
 }
 
 inline std::string parse_error_message(const CLI::App& app, const CLI::ParseError& error, int argc, char** argv) {

@@ -27,8 +27,6 @@ struct DecodeFlags {
 
 void set_compute(const attn::io::Config& config, int threads) {
   attn::dnn::set_num_threads(threads > 0 ? threads : config.train.threads);
-  attn::dnn::Context::get().set_matmul_precision(config.train.precision == "bf16" ? attn::dnn::MatmulPrecision::bf16
-                                                                                  : attn::dnn::MatmulPrecision::f32);
 }
 
 attn::decode::TranslateOptions translate_options(const attn::io::Config& config, const DecodeFlags& flags) {
@@ -55,17 +53,17 @@ attn::bench::DecodeBenchmarkResult run_decode(const DecodeFlags& flags) {
       attn::decode::Translator translator(*run.model, run.vocab->source, run.vocab->target, options);
       result = attn::bench::run_decode_benchmark(translator, lines, options);
     }
-    result.precision = attn::precision_name(run.precision);
+    result.precision = attn::choice_name(run.precision);
     return result;
   }
   attn::io::Config config = attn::io::load_config(flags.config_path);
   set_compute(config, flags.threads);
   auto model = attn::models::make_model(config, {config.vocab.size, config.vocab.size});
-  const attn::Precision precision = attn::apps::precision_flag(flags.precision).value_or(attn::Precision::f32);
-  attn::run::set_decoding_precision(*model, precision);
+  const attn::Precision precision = attn::run::set_decoding_precision(
+      *model, attn::apps::precision_flag(flags.precision).value_or(attn::Precision::f32));
   auto result = attn::bench::run_random_decode_benchmark(*model, flags.sentences > 0 ? flags.sentences : 500,
                                                          flags.source_length, translate_options(config, flags), 1);
-  result.precision = attn::precision_name(precision);
+  result.precision = attn::choice_name(precision);
   return result;
 }
 

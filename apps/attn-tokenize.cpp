@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
   auto* train_command = app.add_subcommand("train", "train a vocabulary (writes PREFIX.model and PREFIX.vocab)");
   train_command->add_option("--input", train.inputs, "text file, one sentence per line (repeatable)")->required();
   train_command->add_option("--model-prefix", train.model_prefix, "output prefix")->required();
-  train_command->add_option("--type", train.type, "model type")->check(CLI::IsMember({"unigram", "bpe"}));
+  attn::apps::add_choice_option(*train_command, "--type", train.type, "model type: unigram or bpe");
   train_command->add_option("--vocab-size", train.vocab_size, "number of pieces, specials included")
       ->check(at_least(5));  // the 4 specials and at least one piece
   train_command->add_option("--character-coverage", train.character_coverage, "share of characters kept, in (0, 1]")

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <spdlog/fmt/fmt.h>
 
-#include "bench/matmul_peak.h"
 #include "core/check.h"
 #include "core/process_memory.h"
 #include "data/batch.h"
@@ -12,6 +11,7 @@
 #include "dnnl/context.h"
 #include "models/model_factory.h"
 #include "ops/gemm.h"
+#include "ops/precision.h"
 #include "train/train_step.h"
 
 namespace attn::bench {
@@ -43,7 +43,7 @@ TrainBenchmarkResult run_train_benchmark(const io::Config& config, const TrainBe
              options.source_length, " x ", options.target_length, " tokens");
   int64_t vocab = config.vocab.size;
   auto model = models::make_model(config, {vocab, vocab});
-  train::TrainStep train_step(*model, config);  // the update rule attn-train runs
+  train::TrainStep train_step(*model, config, ops::resolve_precision(config.train.precision, "train.precision"));  // the update rule attn-train runs
   Rng rng(static_cast<uint64_t>(config.train.seed));
   Rng dropout_rng(rng.next_u64());
   data::Batch batch = synthetic_batch(options, vocab, rng);
@@ -65,7 +65,7 @@ TrainBenchmarkResult run_train_benchmark(const io::Config& config, const TrainBe
   flops = ops::gemm_flops() / std::max(options.steps, 1);
 
   TrainBenchmarkResult result;
-  result.precision = config.train.precision;
+  result.precision = choice_name(train_step.precision());
   std::vector<double> sorted = seconds;
   std::sort(sorted.begin(), sorted.end());
   result.step_median_s = sorted[sorted.size() / 2];
@@ -76,7 +76,7 @@ TrainBenchmarkResult run_train_benchmark(const io::Config& config, const TrainBe
   result.cache_hit_rate = cache.hit_rate();
   result.parameters = static_cast<int64_t>(model->parameters().parameter_count());
   if (options.measure_peak) {
-    result.peak_gflops = measure_matmul_peak();
+    result.peak_gflops = ops::measure_matmul_peak(train_step.precision());
     result.mfu = result.gflops / result.peak_gflops;
   }
   result.peak_rss_mb = peak_resident_mb();

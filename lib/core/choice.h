@@ -12,6 +12,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace attn {
 
@@ -37,6 +38,14 @@ std::optional<E> parse_choice(std::string_view name) {
   for (const auto& [entry, entry_name] : ChoiceNames<E>::table)
     if (name == entry_name) return entry;
   return std::nullopt;
+}
+
+// Every name, in table order (for a command-line flag's check).
+template <class E>
+std::vector<std::string> choice_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : ChoiceNames<E>::table) names.emplace_back(entry.second);
+  return names;
 }
 
 // "\"a\", \"b\", \"c\"": the names for a message.

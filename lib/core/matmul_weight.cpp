@@ -2,24 +2,6 @@
 
 namespace attn {
 
-std::string precision_name(Precision precision) {
-  switch (precision) {
-    case Precision::f32:
-      return "f32";
-    case Precision::bf16:
-      return "bf16";
-    case Precision::int8:
-      return "int8";
-  }
-  return "?";
-}
-
-std::optional<Precision> parse_precision(const std::string& name) {
-  for (Precision precision : {Precision::f32, Precision::bf16, Precision::int8})
-    if (name == precision_name(precision)) return precision;
-  return std::nullopt;
-}
-
 void MatmulWeight::prepare(Precision target) {
   ATTN_CHECK(f32.defined() && f32.rank() == 2, "matmul weight: needs an f32 matrix");
   int8 = QuantizedMatrix();

@@ -20,16 +20,11 @@
 #include <optional>
 #include <string>
 
+#include "core/choice.h"
 #include "core/quantized_matrix.h"
 #include "core/tensor.h"
 
 namespace attn {
-
-// The precision of decoding's matmuls (attn-translate --precision).
-enum class Precision { f32, bf16, int8 };
-
-std::string precision_name(Precision precision);  // "f32", "bf16", "int8"
-std::optional<Precision> parse_precision(const std::string& name);
 
 // A weight in a matmul backend's own layout; what it holds is the backend's business.
 struct PackedMatrix {

@@ -35,8 +35,6 @@ void check_train_options(const VocabTrainOptions& options) {
     ATTN_CHECK(std::ifstream(input).good(), "train_vocab: cannot read input file '", input, "'");
   }
   ATTN_CHECK(!options.model_prefix.empty(), "train_vocab: empty model prefix");
-  ATTN_CHECK(options.type == "unigram" || options.type == "bpe", "train_vocab: unknown type '", options.type,
-             "' (expected unigram or bpe)");
   ATTN_CHECK(options.vocab_size > kEosId + 1, "train_vocab: vocab_size ", options.vocab_size, " is too small");
   ATTN_CHECK(options.character_coverage > 0.f && options.character_coverage <= 1.f, "train_vocab: character_coverage ",
              options.character_coverage, " is outside (0, 1]");
@@ -92,7 +90,7 @@ std::unordered_map<std::string, std::string> trainer_flags(const VocabTrainOptio
   return {
       {"input", join(inputs, ",")},
       {"model_prefix", options.model_prefix},
-      {"model_type", options.type},
+      {"model_type", choice_name(options.type)},
       {"vocab_size", std::to_string(options.vocab_size)},
       {"character_coverage", std::to_string(options.character_coverage)},
       {"input_sentence_size", std::to_string(options.max_sentences)},

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "core/choice.h"
+
 namespace sentencepiece {
 class SentencePieceProcessor;
 }
@@ -39,7 +41,7 @@ struct SegmentationSampling {
 struct VocabTrainOptions {
   std::vector<std::string> inputs;  // plain UTF-8 text, one sentence per line
   std::string model_prefix;         // writes PREFIX.model and PREFIX.vocab
-  std::string type = "unigram";     // "unigram" or "bpe"
+  VocabType type = VocabType::unigram;
   int vocab_size = 8000;            // exact: fewer possible pieces is an error
   float character_coverage = 1.0f;  // share of characters kept as pieces; the rest map to unk
   int64_t max_sentences = 2000000;  // a random sample of this many sentences when there are more

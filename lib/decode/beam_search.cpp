@@ -145,7 +145,7 @@ std::vector<std::vector<Hypothesis>> beam_search(const models::Seq2SeqModel& mod
              options.nbest, " must be between 1 and the beam size ", options.beam);
   Tape tape;
   NoGradScope no_grad(tape);
-  layers::RunContext ctx{tape};
+  layers::RunContext ctx{tape, false, nullptr, nullptr, options.precision};
   std::unique_ptr<models::DecoderState> state = model.start(ctx, source);
 
   // Every sentence starts with one beam (its source row once): K copies of it would only

@@ -18,7 +18,7 @@ std::vector<Hypothesis> one_token_at_a_time(const models::Seq2SeqModel& model, c
                                             const SearchOptions& options, Choose choose) {
   Tape tape;
   NoGradScope no_grad(tape);
-  layers::RunContext ctx{tape};
+  layers::RunContext ctx{tape, false, nullptr, nullptr, options.precision};
   std::unique_ptr<models::DecoderState> state = model.start(ctx, source);
 
   std::vector<Hypothesis> result(source.size);

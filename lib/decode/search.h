@@ -36,6 +36,9 @@ struct SearchOptions {
   int32_t bos_id = data::kBosId;
   int32_t eos_id = data::kEosId;
   SamplingOptions sampling;
+  // Of the products of two activations (attention): f32, or bf16 when validating a bf16
+  // training run. The weights' products follow their prepared forms.
+  Precision precision = Precision::f32;
 };
 
 struct Hypothesis {

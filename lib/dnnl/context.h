@@ -7,9 +7,6 @@
 
 namespace attn::dnn {
 
-// What matmuls compute in: f32, or bf16 inputs with f32 accumulation (AMX).
-enum class MatmulPrecision { f32, bf16 };
-
 class Context {
  public:
   static Context& get();
@@ -18,15 +15,11 @@ class Context {
   dnnl::stream& stream() { return stream_; }
   PrimitiveCache& cache() { return cache_; }
 
-  MatmulPrecision matmul_precision() const { return matmul_precision_; }
-  void set_matmul_precision(MatmulPrecision precision) { matmul_precision_ = precision; }
-
  private:
   Context();
   dnnl::engine engine_;
   dnnl::stream stream_;
   PrimitiveCache cache_;
-  MatmulPrecision matmul_precision_ = MatmulPrecision::f32;
 };
 
 // Sizes the one OpenMP pool that oneDNN and our own loops share (0 keeps the default).

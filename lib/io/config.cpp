@@ -44,7 +44,6 @@ std::string DataConfig::corpus_key(size_t index, bool source) const {
 
 void VocabConfig::validate(const std::string& path) const {
   KeyOf key{path};
-  require_one_of(key("type"), type, {"unigram", "bpe"});
   // Below 16 pieces there is no room for the specials plus the characters of any real text.
   require_at_least(key("size"), size, 16);
   require_positive(key("character_coverage"), character_coverage);
@@ -69,15 +68,12 @@ void TransformerConfig::validate(const std::string& path) const {
   require_at_least(key("decoder_layers"), decoder_layers, 1);
   require_fraction(key("dropout"), dropout);
   require_fraction(key("attention_dropout"), attention_dropout);
-  require_one_of(key("activation"), activation, {"relu", "gelu"});
-  require_one_of(key("norm"), norm, {"post", "pre"});
-  require_one_of(key("positions"), positions, {"sinusoidal", "learned"});
+  require_choice_in(key("activation"), activation, {Activation::relu, Activation::gelu});
   require_at_least(key("max_positions"), max_positions, 1);
 }
 
 void RnnConfig::validate(const std::string& path) const {
   KeyOf key{path};
-  require_one_of(key("cell"), cell, {"gru", "lstm"});
   require_at_least(key("embedding_dim"), embedding_dim, 1);
   require_at_least(key("encoder_hidden"), encoder_hidden, 1);
   require_at_least(key("decoder_hidden"), decoder_hidden, 1);
@@ -85,15 +81,11 @@ void RnnConfig::validate(const std::string& path) const {
   require_fraction(key("dropout"), dropout);
 }
 
-void ModelConfig::validate(const std::string& path) const {
-  require_one_of(join_key(path, "type"), type, {"transformer", "rnn"});
-}
-
 void TrainConfig::validate(const std::string& path) const {
   KeyOf key{path};
   require_at_least(key("seed"), static_cast<double>(seed), 0);
   require_at_least(key("threads"), threads, 1);
-  require_one_of(key("precision"), precision, {"f32", "bf16"});
+  require_choice_in(key("precision"), precision, {Precision::f32, Precision::bf16, Precision::automatic});
   require_at_least(key("batch_tokens"), batch_tokens, 1);
   require_at_least(key("pad_multiple"), pad_multiple, 1);
   require_at_least(key("accumulate"), accumulate, 1);
@@ -101,9 +93,8 @@ void TrainConfig::validate(const std::string& path) const {
   require_at_least(key("max_epochs"), max_epochs, 0);
   require_at_least(key("max_time"), max_time.seconds, 0);
   require_positive(key("learning_rate"), learning_rate);
-  require_one_of(key("schedule"), schedule, {"inverse_sqrt", "noam", "constant"});
   // Both warmup schedules divide by warmup_steps; only "constant" may skip the warmup.
-  require_at_least(key("warmup_steps"), warmup_steps, schedule == "constant" ? 0 : 1);
+  require_at_least(key("warmup_steps"), warmup_steps, schedule == ScheduleType::constant ? 0 : 1);
   require_fraction(key("adam_beta1"), adam_beta1);
   require_fraction(key("adam_beta2"), adam_beta2);
   require_positive(key("adam_epsilon"), adam_epsilon);
@@ -115,7 +106,6 @@ void TrainConfig::validate(const std::string& path) const {
   require_at_least(key("save_every"), save_every, 1);
   require_at_least(key("keep_checkpoints"), keep_checkpoints, 0);
   require_fraction(key("ema_decay"), ema_decay);
-  require_one_of(key("valid_metric"), valid_metric, {"bleu", "chrf", "loss"});
   require_at_least(key("patience"), patience, 0);
   require_at_least(key("max_nonfinite_steps"), max_nonfinite_steps, 0);
 }
@@ -138,7 +128,7 @@ void Config::validate(const std::string& path) const {
              " = true (one vocabulary for both sides)");
   // A training pair holds up to max_len tokens plus BOS or EOS, and a batch pads it up to a
   // multiple of train.pad_multiple; a fixed position table must cover both.
-  if (model.type == "transformer") {
+  if (model.type == ModelType::transformer) {
     // 64-bit: data.max_len may be INT_MAX.
     const int64_t positions = model.transformer.max_positions, max_len = data.max_len, pad = train.pad_multiple;
     ATTN_CHECK(positions >= max_len + 1, key("model.transformer.max_positions"), " (", positions,

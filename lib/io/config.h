@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/choice.h"
 #include "io/config_reader.h"
 
 namespace attn::io {
@@ -67,7 +68,7 @@ struct DataConfig {
 
 // The SentencePiece model trained when a run has none yet.
 struct VocabConfig {
-  std::string type = "unigram";  // "unigram" | "bpe"
+  VocabType type = VocabType::unigram;
   int size = 8000;
   bool joint = true;                     // one vocabulary for both languages
   double character_coverage = 1.0;       // SentencePiece: share of characters kept (1.0 for Latin scripts)
@@ -99,10 +100,10 @@ struct TransformerConfig {
   int decoder_layers = 3;
   double dropout = 0.1;                  // on embeddings, sublayer outputs and inside the FFN
   double attention_dropout = 0.0;        // on the attention weights
-  std::string activation = "relu";       // "relu" | "gelu"
-  std::string norm = "post";             // "post" (Vaswani et al.) | "pre" (with final norms)
-  std::string positions = "sinusoidal";  // "sinusoidal" | "learned"
-  int max_positions = 256;               // longest sequence the position table covers
+  Activation activation = Activation::relu;     // relu | gelu
+  Norm norm = Norm::post;                       // post (Vaswani et al.) | pre (with final norms)
+  Positions positions = Positions::sinusoidal;  // sinusoidal | learned
+  int max_positions = 256;                      // longest sequence the position table covers
 
   template <class V>
   void visit(V& v) {
@@ -123,7 +124,7 @@ struct TransformerConfig {
 
 // Bidirectional encoder + additive (Bahdanau) attention decoder.
 struct RnnConfig {
-  std::string cell = "gru";  // "gru" | "lstm"
+  CellType cell = CellType::gru;
   int embedding_dim = 256;
   int encoder_hidden = 256;  // per direction; the encoder states are 2 * encoder_hidden wide
   int decoder_hidden = 512;
@@ -143,7 +144,7 @@ struct RnnConfig {
 };
 
 struct ModelConfig {
-  std::string type = "transformer";  // "transformer" | "rnn": which section below is used
+  ModelType type = ModelType::transformer;  // which section below is used
   bool tied_embeddings = true;       // target embedding shared with the output projection
   bool shared_embeddings = true;     // source and target share one embedding (needs vocab.joint)
   TransformerConfig transformer;
@@ -157,24 +158,25 @@ struct ModelConfig {
     v("transformer", transformer);
     v("rnn", rnn);
   }
-  void validate(const std::string& path) const;
 };
 
 struct TrainConfig {
   std::int64_t seed = 1;
   int threads = 2;                // OpenMP threads (oneDNN and our loops)
-  std::string precision = "f32";  // "f32" | "bf16" (bf16 matmul inputs, f32 master weights)
-  int batch_tokens = 4096;        // bound on B x max(S, T) per batch, padding included
-  int pad_multiple = 8;           // sequence lengths are padded up to a multiple of this
-  int accumulate = 1;             // batches whose gradients are summed per optimizer step
-  std::int64_t max_steps = 0;     // optimizer steps; 0 = no limit
-  int max_epochs = 0;             // 0 = no limit
-  Duration max_time;              // wall-clock limit; 0 = no limit
+  // f32 | bf16 (bf16 matmul inputs, f32 master weights) | auto (the faster of the two on this
+  // CPU, measured at start)
+  Precision precision = Precision::f32;
+  int batch_tokens = 4096;     // bound on B x max(S, T) per batch, padding included
+  int pad_multiple = 8;        // sequence lengths are padded up to a multiple of this
+  int accumulate = 1;          // batches whose gradients are summed per optimizer step
+  std::int64_t max_steps = 0;  // optimizer steps; 0 = no limit
+  int max_epochs = 0;          // 0 = no limit
+  Duration max_time;           // wall-clock limit; 0 = no limit
   double learning_rate = 0.001;
   // "inverse_sqrt": linear warmup to learning_rate, then learning_rate * sqrt(warmup / step).
   // "noam": learning_rate * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5) (a factor ~1-2).
   // "constant": learning_rate after a linear warmup over warmup_steps (0 = none).
-  std::string schedule = "inverse_sqrt";
+  ScheduleType schedule = ScheduleType::inverse_sqrt;
   int warmup_steps = 4000;
   double adam_beta1 = 0.9;
   double adam_beta2 = 0.98;
@@ -191,9 +193,9 @@ struct TrainConfig {
   // Exponential moving average of the weights, ema = d * ema + (1 - d) * weights after every
   // update; when on, validation and checkpoint.best use it. 0 = off.
   double ema_decay = 0.0;
-  std::string valid_metric = "bleu";  // "bleu" | "chrf" | "loss": selects the best checkpoint
-  int patience = 0;                   // validations without improvement before stopping; 0 = never
-  int max_nonfinite_steps = 10;       // consecutive NaN/Inf losses (steps skipped) before aborting
+  ValidMetric valid_metric = ValidMetric::bleu;  // selects the best checkpoint
+  int patience = 0;                              // validations without improvement before stopping; 0 = never
+  int max_nonfinite_steps = 10;                  // consecutive NaN/Inf losses (steps skipped) before aborting
 
   template <class V>
   void visit(V& v) {

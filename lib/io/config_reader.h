@@ -5,9 +5,9 @@
 //
 //   struct TransformerConfig {
 //     int d_model = 256;
-//     std::string activation = "relu";
+//     Activation activation = Activation::relu;   // a choice (core/choice.h): read from its name
 //     template <class V> void visit(V& v) { v("d_model", d_model); v("activation", activation); }
-//     void validate(const std::string& path) const;   // optional: range and enum checks
+//     void validate(const std::string& path) const;   // optional: range and subset checks
 //   };
 //
 // read_struct / write_struct / validate_struct walk that list, so adding a field is one line.
@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -24,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
+#include "core/choice.h"
 
 namespace attn::io {
 
@@ -65,7 +67,16 @@ std::string closest_match(const std::string& name, const std::vector<std::string
 void require_at_least(const std::string& key, double value, double min);
 void require_positive(const std::string& key, double value);
 void require_fraction(const std::string& key, double value);  // value in [0, 1)
-void require_one_of(const std::string& key, const std::string& value, std::initializer_list<const char*> allowed);
+// A choice limited to some values of its table (train.precision has no int8).
+template <class E>
+void require_choice_in(const std::string& key, E value, std::initializer_list<E> allowed) {
+  std::string list;
+  for (E option : allowed) {
+    if (option == value) return;
+    list += (list.empty() ? "\"" : ", \"") + std::string(choice_name(option)) + "\"";
+  }
+  throw Error(key + " must be one of " + list + "; got \"" + choice_name(value) + "\"");
+}
 
 namespace detail {
 
@@ -76,6 +87,13 @@ double read_real(const nlohmann::json& j, const std::string& key);
 std::string read_string(const nlohmann::json& j, const std::string& key);
 std::vector<std::string> read_string_list(const nlohmann::json& j, const std::string& key);
 Duration read_duration(const nlohmann::json& j, const std::string& key);
+// A choice from its name: "KEY must be one of "a", "b"; got "x"" otherwise.
+template <class E>
+E read_choice(const nlohmann::json& j, const std::string& key) {
+  const std::string name = read_string(j, key);
+  if (std::optional<E> value = parse_choice<E>(name)) return *value;
+  throw Error(key + " must be one of " + choice_list<E>() + "; got " + nlohmann::json(name).dump());
+}
 
 // Leaf writers that need more than nlohmann's conversion.
 nlohmann::json write_float(float value);  // shortest decimal that round-trips: 0.1f -> 0.1
@@ -86,7 +104,8 @@ void check_object_keys(const nlohmann::json& j, const std::string& path, const s
 
 template <class T>
 constexpr bool is_leaf_v = std::is_arithmetic_v<T> || std::is_same_v<T, std::string> ||
-                           std::is_same_v<T, std::vector<std::string>> || std::is_same_v<T, Duration>;
+                           std::is_same_v<T, std::vector<std::string>> || std::is_same_v<T, Duration> ||
+                           is_choice_v<T>;
 
 // A list of config structs (data.train: one object per corpus).
 template <class T>
@@ -121,6 +140,8 @@ void read_value(const nlohmann::json& j, T& out, const std::string& key) {
     out = read_string_list(j, key);
   } else if constexpr (std::is_same_v<T, Duration>) {
     out = read_duration(j, key);
+  } else if constexpr (is_choice_v<T>) {
+    out = read_choice<T>(j, key);
   } else if constexpr (is_struct_list_v<T>) {
     check_array(j, key);
     out.assign(j.size(), typename T::value_type{});
@@ -176,6 +197,8 @@ nlohmann::json write_value(const T& value) {
     return write_float(value);
   } else if constexpr (std::is_same_v<T, Duration>) {
     return write_duration(value);
+  } else if constexpr (is_choice_v<T>) {
+    return nlohmann::json(choice_name(value));
   } else if constexpr (is_leaf_v<T>) {
     return nlohmann::json(value);
   } else if constexpr (is_struct_list_v<T>) {

@@ -30,9 +30,10 @@ class AdditiveAttention {
   // W_k h + b_k: states (B, S, K) -> keys (B, S, A).
   Tensor project_keys(Tape& tape, const Tensor& states) const;
   // query (B, Q); keys = project_keys(states) (B, S, A); states (B, S, K); mask (B, 1, S) additive
-  // (ops::key_padding_mask: 0 on real positions, kMaskValue on padding).
+  // (ops::key_padding_mask: 0 on real positions, kMaskValue on padding). The context
+  // weights x states is multiplied in `precision`.
   AdditiveAttentionOutput operator()(Tape& tape, const Tensor& query, const Tensor& keys, const Tensor& states,
-                                     const Tensor& mask) const;
+                                     const Tensor& mask, Precision precision) const;
 
  private:
   Linear query_, key_, v_;

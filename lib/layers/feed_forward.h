@@ -12,14 +12,14 @@ namespace attn::layers {
 class FeedForward {
  public:
   FeedForward() = default;
-  FeedForward(ParameterStore& store, const std::string& name, int64_t width, int64_t hidden, ops::Activation activation,
+  FeedForward(ParameterStore& store, const std::string& name, int64_t width, int64_t hidden, Activation activation,
               float dropout);
   Tensor operator()(const RunContext& ctx, const Tensor& x) const;
 
  private:
   Linear in_;
   Linear out_;
-  ops::Activation activation_ = ops::Activation::relu;
+  Activation activation_ = Activation::relu;
   float dropout_ = 0.f;
 };
 

@@ -27,6 +27,7 @@ AttentionOutput MultiHeadAttention::attend(const RunContext& ctx, const Tensor& 
   options.dropout = attention_dropout_;
   options.training = ctx.training;
   options.rng = ctx.rng;
+  options.precision = ctx.precision;
   ops::AttentionResult result = ops::attention(ctx.tape, queries, keys, values, options);  // (B, H, Tq, Dh)
   Tensor merged = ops::merge_heads(ctx.tape, result.output, ctx.matmul_input_dtype());     // (B, Tq, D)
   return {output_(ctx.tape, merged), result.weights};

@@ -75,19 +75,15 @@ RecurrentState select_rows(const RecurrentState& state, const std::vector<int64_
 // ---- The registry: one entry per cell --------------------------------------------------------
 
 struct RecurrentCellKind {
-  const char* name;  // the model.rnn.cell value, also the cell's parameter-name suffix in the RNN
+  CellType type;  // its model.rnn.cell; choice_name(type) is the cell's parameter-name suffix in the RNN
   std::unique_ptr<RecurrentCell> (*make)(ParameterStore& store, const std::string& name, int64_t input_size,
                                          int64_t hidden_size);
 };
 
-// Every registered cell, in registration order.
+// Every registered cell, in registration order: one for each CellType (core/choice.h).
 const std::vector<RecurrentCellKind>& recurrent_cell_kinds();
-// The registered names, quoted and comma-separated (for error messages): "gru", "lstm".
-std::string recurrent_cell_names();
-bool is_recurrent_cell(const std::string& kind);
-// A cell of kind `kind` registering parameters under `name`; an error naming the known kinds if
-// `kind` is not registered.
-std::unique_ptr<RecurrentCell> make_recurrent_cell(const std::string& kind, ParameterStore& store,
+// A cell of kind `kind` registering parameters under `name`.
+std::unique_ptr<RecurrentCell> make_recurrent_cell(CellType kind, ParameterStore& store,
                                                    const std::string& name, int64_t input_size, int64_t hidden_size);
 
 }  // namespace attn::layers

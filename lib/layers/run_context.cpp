@@ -1,6 +1,5 @@
 #include "layers/run_context.h"
 
-#include "dnnl/context.h"
 #include "ops/dropout.h"
 
 namespace attn::layers {
@@ -12,8 +11,7 @@ Tensor RunContext::dropout(const Tensor& x, float p, DType dtype) const {
 }
 
 DType RunContext::matmul_input_dtype() const {
-  bool bf16 = training && dnn::Context::get().matmul_precision() == dnn::MatmulPrecision::bf16;
-  return bf16 ? DType::bf16 : DType::f32;
+  return training && precision == Precision::bf16 ? DType::bf16 : DType::f32;
 }
 
 }  // namespace attn::layers

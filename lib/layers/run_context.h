@@ -2,6 +2,7 @@
 // RunContext: what every layer's forward needs besides its inputs: the tape, whether this is a
 // training pass (dropout on), the generator for dropout masks, and where to put attention maps.
 #include "autograd/tape.h"
+#include "core/choice.h"
 #include "core/rng.h"
 #include "layers/attention_maps.h"
 
@@ -12,6 +13,9 @@ struct RunContext {
   bool training = false;
   Rng* rng = nullptr;                       // required when training with dropout > 0
   AttentionMaps* attention_maps = nullptr;  // filled when a caller wants the weights (dumps, tests)
+  // The precision of the products of two activations (attention, the RNN's context), f32 or
+  // bf16; a weight's product follows the weight's prepared form (core/matmul_weight.h).
+  Precision precision = Precision::f32;
 
   // Inverted dropout in training, identity otherwise; in training the result is `dtype`
   // (matmul_input_dtype() when a matmul is its only reader).

@@ -20,7 +20,7 @@ struct TransformerLayerOptions {
   int64_t ffn_width = 1024;
   float dropout = 0.1f;
   float attention_dropout = 0.f;
-  ops::Activation activation = ops::Activation::relu;
+  Activation activation = Activation::relu;
   bool pre_norm = false;
 };
 

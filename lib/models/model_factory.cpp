@@ -5,20 +5,17 @@
 
 namespace attn::models {
 
-// The one registration of the model families. io/config.cpp's model.type check accepts the same
-// names (tests/models/test_model_factory.cpp holds the two lists together).
+// The one registration of the model families, one for each ModelType (core/choice.h), which
+// is what model.type accepts (tests/models/test_model_factory.cpp holds the two together).
 const std::vector<ModelFamily>& model_families() {
   static const std::vector<ModelFamily> families = {transformer_family(), rnn_attention_family()};
   return families;
 }
 
 const ModelFamily& model_family(const io::Config& config) {
-  std::string known;
-  for (const auto& family : model_families()) {
-    if (family.name == config.model.type) return family;
-    known += (known.empty() ? "\"" : ", \"") + family.name + "\"";
-  }
-  ATTN_CHECK(false, "model.type \"", config.model.type, "\" is not a model family; known: ", known);
+  for (const auto& family : model_families())
+    if (family.type == config.model.type) return family;
+  ATTN_CHECK(false, "model.type \"", choice_name(config.model.type), "\" has no registered model family");
 }
 
 std::unique_ptr<Seq2SeqModel> make_model(const io::Config& config, const VocabSizes& vocab) {

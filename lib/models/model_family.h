@@ -20,7 +20,7 @@ struct VocabSizes {
 };
 
 struct ModelFamily {
-  std::string name;  // the model.type value, and Seq2SeqModel::family() of its models
+  ModelType type;  // its model.type; choice_name(type) is Seq2SeqModel::family() of its models
   // The model `config` describes, sized for `vocab`, its parameters initialised from `seed`.
   std::unique_ptr<Seq2SeqModel> (*build)(const io::Config& config, const VocabSizes& vocab, uint64_t seed);
   // The longest source or output, in tokens (eos included), that decoding gives the model.

@@ -12,7 +12,7 @@ namespace attn::models {
 
 namespace {
 
-constexpr const char* kFamily = "rnn";
+constexpr ModelType kFamily = ModelType::rnn;
 
 // The decoding state: s_{t-1} and the encoded source of every row (sentence x beam), which a
 // reorder gathers only when a row changes sentence (layers::SourceRows).
@@ -72,8 +72,6 @@ std::vector<Tensor> time_slices(Tape& tape, const Tensor& x, int64_t steps) {
 
 RnnAttentionOptions rnn_attention_options(const io::Config& config, const VocabSizes& vocab) {
   const io::RnnConfig& r = config.model.rnn;
-  ATTN_CHECK(layers::is_recurrent_cell(r.cell), "model.rnn.cell \"", r.cell,
-             "\" is not a recurrent cell; known: ", layers::recurrent_cell_names());
   RnnAttentionOptions options;
   set_token_embedding_options(options, config, vocab);
   options.cell = r.cell;
@@ -93,12 +91,12 @@ ModelFamily rnn_attention_family() {
 }
 
 RnnAttentionModel::RnnAttentionModel(const RnnAttentionOptions& options, uint64_t seed)
-    : Seq2SeqModel(kFamily, options.target_vocab, seed),
+    : Seq2SeqModel(choice_name(kFamily), options.target_vocab, seed),
       options_(options),
       embeddings_(options, options.embedding_dim) {
   int64_t embedding = options.embedding_dim, encoder = options.encoder_hidden, decoder = options.decoder_hidden;
   auto cell = [&](const std::string& name, int64_t input_size, int64_t hidden_size) {
-    return layers::make_recurrent_cell(options.cell, store_, name + options.cell, input_size, hidden_size);
+    return layers::make_recurrent_cell(options.cell, store_, name + choice_name(options.cell), input_size, hidden_size);
   };
   // Registration order fixes the initial parameters of a seed (token_embeddings.h).
   embeddings_.add_source(store_);
@@ -161,31 +159,36 @@ EncodedSource RnnAttentionModel::encode_source(const layers::RunContext& ctx, co
   return source;
 }
 
-layers::RecurrentState RnnAttentionModel::initial_state(Tape& tape, const EncodedSource& source) const {
+layers::RecurrentState RnnAttentionModel::initial_state(const layers::RunContext& ctx,
+                                                        const EncodedSource& source) const {
   int64_t sentences = source.states.dim(0);
   Tensor weights = mean_weights(source.lengths, source.states.dim(1));                    // (B, 1, S)
-  Tensor mean = ops::matmul(tape, weights, source.states);                                // (B, 1, 2H)
-  Tensor h = ops::tanh(tape, init_(tape, mean.view({sentences, source.states.dim(2)})));  // (B, Hd)
+  ops::MatmulOptions product;
+  product.precision = ctx.precision;
+  Tensor mean = ops::matmul(ctx.tape, weights, source.states, product);                           // (B, 1, 2H)
+  Tensor h = ops::tanh(ctx.tape, init_(ctx.tape, mean.view({sentences, source.states.dim(2)})));  // (B, Hd)
   return decoder_cell_->initial_state(h);                                                 // c_0 = 0
 }
 
-RnnAttentionModel::StepOutput RnnAttentionModel::decode_step(Tape& tape, const Tensor& embedded,
+RnnAttentionModel::StepOutput RnnAttentionModel::decode_step(const layers::RunContext& ctx, const Tensor& embedded,
                                                              const layers::RecurrentState& state,
                                                              const EncodedSource& source) const {
-  layers::AdditiveAttentionOutput attended = attention_(tape, state.h, source.keys, source.states, source.mask);
+  Tape& tape = ctx.tape;
+  layers::AdditiveAttentionOutput attended =
+      attention_(tape, state.h, source.keys, source.states, source.mask, ctx.precision);
   Tensor input = ops::concat(tape, {embedded, attended.context});  // (B, E + 2H)
   return {(*decoder_cell_)(tape, input, state), attended.context, attended.weights};
 }
 
 Tensor RnnAttentionModel::output_logits(const layers::RunContext& ctx, const Tensor& features) const {
   Tensor hidden = ops::tanh(ctx.tape, pre_output_(ctx.tape, ctx.dropout(features, options_.dropout)));  // (B, T, E)
-  return embeddings_.project(ctx.tape, hidden);                                                         // (B, T, V)
+  return embeddings_.project(ctx, hidden);                                                         // (B, T, V)
 }
 
 Tensor RnnAttentionModel::forward(const layers::RunContext& ctx, const data::Batch& batch) const {
   int64_t sentences = batch.size, length = batch.tgt_len, source_length = batch.src_len;
   EncodedSource source = encode_source(ctx, batch);
-  layers::RecurrentState state = initial_state(ctx.tape, source);  // s_0
+  layers::RecurrentState state = initial_state(ctx, source);  // s_0
   Tensor embedded = ctx.dropout(embeddings_.target()(ctx.tape, batch.tgt_in, {sentences, length}), options_.dropout);
   // Steps past the longest target only produce logits the loss ignores: they read zeros.
   int64_t steps = longest(batch.tgt_lengths, length);
@@ -194,7 +197,7 @@ Tensor RnnAttentionModel::forward(const layers::RunContext& ctx, const data::Bat
   std::vector<Tensor> rows;                                              // a_t (B, S) per step
   for (int64_t t = 0; t < length; ++t) {
     if (t < steps) {
-      StepOutput out = decode_step(ctx.tape, inputs[t], state, source);
+      StepOutput out = decode_step(ctx, inputs[t], state, source);
       state = out.state;
       features.insert(features.end(), {out.state.h, out.context, inputs[t]});
       rows.push_back(out.weights.detach().view({sentences, source_length}));
@@ -216,7 +219,7 @@ std::unique_ptr<DecoderState> RnnAttentionModel::start(const layers::RunContext&
   auto state = std::make_unique<RnnState>();
   state->source = encode_source(ctx, batch);
   state->source_rows = layers::SourceRows(batch.size);
-  state->state = initial_state(ctx.tape, state->source);
+  state->state = initial_state(ctx, state->source);
   return state;
 }
 
@@ -225,7 +228,7 @@ Tensor RnnAttentionModel::step(const layers::RunContext& ctx, DecoderState& base
   auto& state = step_state<RnnState>(base, previous_tokens);
   int64_t rows = state.rows();
   Tensor embedded = ctx.dropout(embeddings_.target()(ctx.tape, previous_tokens, {rows}), options_.dropout);  // (R, E)
-  StepOutput out = decode_step(ctx.tape, embedded, state.state, state.source);
+  StepOutput out = decode_step(ctx, embedded, state.state, state.source);
   state.state = out.state;
   if (ctx.attention_maps) {
     Tensor row = out.weights.detach().view({rows, 1, 1, out.weights.dim(2)});  // (R, 1, 1, S)

@@ -35,7 +35,7 @@ namespace attn::models {
 
 // Vocabularies and embedding sharing come from TokenEmbeddingOptions.
 struct RnnAttentionOptions : TokenEmbeddingOptions {
-  std::string cell = "gru";      // a registered recurrent cell (layers/recurrent_cell.h)
+  CellType cell = CellType::gru;  // a registered recurrent cell (layers/recurrent_cell.h)
   int64_t embedding_dim = 256;   // E
   int64_t encoder_hidden = 256;  // H, per direction
   int64_t decoder_hidden = 512;  // Hd
@@ -43,8 +43,7 @@ struct RnnAttentionOptions : TokenEmbeddingOptions {
   float dropout = 0.2f;
 };
 
-// The options of model.rnn and the model-wide embedding keys, for `vocab`; an error naming
-// model.rnn.cell when the cell is not registered.
+// The options of model.rnn and the model-wide embedding keys, for `vocab`.
 RnnAttentionOptions rnn_attention_options(const io::Config& config, const VocabSizes& vocab);
 // Its entry in the family table: model.type "rnn". The longest sequence is 4 x data.max_len
 // (model_factory.h); there is no position limit. The schedule width is model.rnn.decoder_hidden: noam's d^-0.5 scales
@@ -84,9 +83,9 @@ class RnnAttentionModel : public Seq2SeqModel {
                                             const std::vector<int32_t>& lengths, bool reverse) const;
   EncodedSource encode_source(const layers::RunContext& ctx, const data::Batch& batch) const;
   // s_0 = {tanh(W_init mean(h over real positions) + b), c_0 = 0}: (B, Hd).
-  layers::RecurrentState initial_state(Tape& tape, const EncodedSource& source) const;
+  layers::RecurrentState initial_state(const layers::RunContext& ctx, const EncodedSource& source) const;
   // One decoder step from emb(y_{t-1}) (B, E) and s_{t-1}.
-  StepOutput decode_step(Tape& tape, const Tensor& embedded, const layers::RecurrentState& state,
+  StepOutput decode_step(const layers::RunContext& ctx, const Tensor& embedded, const layers::RecurrentState& state,
                          const EncodedSource& source) const;
   // [s; c; emb] (B, T, Hd + 2H + E) -> logits (B, T, V).
   Tensor output_logits(const layers::RunContext& ctx, const Tensor& features) const;

@@ -44,7 +44,8 @@ void TokenEmbeddings::add_output(ParameterStore& store) {
   ++added_;
 }
 
-Tensor TokenEmbeddings::project(Tape& tape, const Tensor& hidden) const {
+Tensor TokenEmbeddings::project(const layers::RunContext& ctx, const Tensor& hidden) const {
+  Tape& tape = ctx.tape;
   if (!options_.tied_embeddings) return output_(tape, hidden);
   // f32 keeps its batched matmul (the same kernels, so the same bits as ever); bf16 (training
   // and decoding), int8 decoding and packed decoding multiply with the table's prepared form.
@@ -52,6 +53,7 @@ Tensor TokenEmbeddings::project(Tape& tape, const Tensor& hidden) const {
     return ops::linear(tape, hidden, *tied_output_, Tensor());
   ops::MatmulOptions transposed_table;
   transposed_table.transpose_b = true;
+  transposed_table.precision = ctx.precision;
   return ops::matmul(tape, hidden, target_.table(), transposed_table);  // (..., E) x (V, E)^T
 }
 

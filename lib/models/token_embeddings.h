@@ -16,6 +16,7 @@
 #include "io/config.h"
 #include "layers/embedding.h"
 #include "layers/linear.h"
+#include "layers/run_context.h"
 #include "models/model_family.h"
 
 namespace attn::models {
@@ -45,8 +46,8 @@ class TokenEmbeddings {
 
   const layers::Embedding& source() const { return source_; }
   const layers::Embedding& target() const { return target_; }
-  // hidden (..., E) -> logits (..., V).
-  Tensor project(Tape& tape, const Tensor& hidden) const;
+  // hidden (..., E) -> logits (..., V); an untied table's product in ctx.precision.
+  Tensor project(const layers::RunContext& ctx, const Tensor& hidden) const;
 
  private:
   TokenEmbeddingOptions options_;

@@ -11,7 +11,7 @@ namespace attn::models {
 
 namespace {
 
-constexpr const char* kFamily = "transformer";
+constexpr ModelType kFamily = ModelType::transformer;
 
 // The decoding state: one cache per decoder layer, the source lengths, the next position.
 // A reorder gathers the self-attention caches with the next step's append, and the source side
@@ -44,12 +44,12 @@ TransformerOptions transformer_options(const io::Config& config, const VocabSize
   options.layer.ffn_width = t.ffn_dim;
   options.layer.dropout = static_cast<float>(t.dropout);
   options.layer.attention_dropout = static_cast<float>(t.attention_dropout);
-  options.layer.activation = ops::parse_activation(t.activation);
-  options.layer.pre_norm = t.norm == "pre";
+  options.layer.activation = t.activation;
+  options.layer.pre_norm = t.norm == Norm::pre;
   options.encoder_layers = t.encoder_layers;
   options.decoder_layers = t.decoder_layers;
   options.max_positions = t.max_positions;
-  options.learned_positions = t.positions == "learned";
+  options.learned_positions = t.positions == Positions::learned;
   return options;
 }
 
@@ -60,7 +60,7 @@ ModelFamily transformer_family() {
 }
 
 TransformerModel::TransformerModel(const TransformerOptions& options, uint64_t seed)
-    : Seq2SeqModel(kFamily, options.target_vocab, seed), options_(options), embeddings_(options, options.layer.width) {
+    : Seq2SeqModel(choice_name(kFamily), options.target_vocab, seed), options_(options), embeddings_(options, options.layer.width) {
   int64_t width = options.layer.width;
   // Registration order fixes the initial parameters of a seed (token_embeddings.h).
   embeddings_.add_source(store_);
@@ -98,7 +98,7 @@ Tensor TransformerModel::forward(const layers::RunContext& ctx, const data::Batc
   Tensor y = embed(ctx, embeddings_.target(), batch.tgt_in, batch.size, batch.tgt_len, 0);  // (B, T, D)
   for (const auto& layer : decoder_) y = layer(ctx, y, memory, batch.src_lengths);
   if (options_.layer.pre_norm) y = decoder_norm_(ctx.tape, y);
-  return embeddings_.project(ctx.tape, y);  // (B, T, V)
+  return embeddings_.project(ctx, y);  // (B, T, V)
 }
 
 std::unique_ptr<DecoderState> TransformerModel::start(const layers::RunContext& ctx, const data::Batch& batch) const {
@@ -118,7 +118,7 @@ Tensor TransformerModel::step(const layers::RunContext& ctx, DecoderState& base,
   for (size_t i = 0; i < decoder_.size(); ++i) y = decoder_[i].step(ctx, y, state.layers[i], state.memory_lengths);
   if (options_.layer.pre_norm) y = decoder_norm_(ctx.tape, y);
   ++state.position;
-  return embeddings_.project(ctx.tape, y).view({rows, options_.target_vocab});  // (R, V)
+  return embeddings_.project(ctx, y).view({rows, options_.target_vocab});  // (R, V)
 }
 
 }  // namespace attn::models

@@ -24,8 +24,6 @@ struct BackwardEntry {
   dnnl::eltwise_backward primitive;
 };
 
-constexpr Activation kAll[] = {Activation::relu, Activation::gelu, Activation::tanh, Activation::sigmoid};
-
 // The oneDNN algorithm. relu, tanh and logistic have *_use_dst_for_bwd variants whose backward
 // reads y instead of x (f'(x) from y: relu 1[y>0], tanh 1-y^2, sigmoid y(1-y)); gelu has none.
 algorithm to_algorithm(Activation kind) {
@@ -91,29 +89,9 @@ void activation_backward(const Tensor& x, const Tensor& y, Activation kind) {
 
 }  // namespace
 
-Activation parse_activation(const std::string& name) {
-  for (Activation kind : kAll)
-    if (name == activation_name(kind)) return kind;
-  ATTN_CHECK(false, "unknown activation '", name, "'; valid: relu, gelu, tanh, sigmoid");
-}
-
-const char* activation_name(Activation activation) {
-  switch (activation) {
-    case Activation::relu:
-      return "relu";
-    case Activation::gelu:
-      return "gelu";
-    case Activation::tanh:
-      return "tanh";
-    case Activation::sigmoid:
-      return "sigmoid";
-  }
-  return "unknown";
-}
-
 // y = f(x) on oneDNN's eltwise forward; y may be x.
 static void activation_forward(const Tensor& x, const Tensor& y, Activation kind) {
-  ATTN_CHECK(x.dtype() == DType::f32, "activation ", activation_name(kind), ": input ", to_string(x.shape()),
+  ATTN_CHECK(x.dtype() == DType::f32, "activation ", choice_name(kind), ": input ", to_string(x.shape()),
              " is not f32");
   int64_t count = x.numel();
   if (count == 0) return;

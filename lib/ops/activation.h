@@ -3,19 +3,13 @@
 // forward and backward on oneDNN's eltwise primitives.
 //
 // Shapes: x (...) -> y x's shape.
-#include <string>
-
 #include "autograd/tape.h"
+#include "core/choice.h"
 #include "core/tensor.h"
 
 namespace attn::ops {
 
-enum class Activation { relu, gelu, tanh, sigmoid };
-
-// "relu", "gelu", "tanh", "sigmoid" -> Activation; anything else throws, listing the valid names.
-Activation parse_activation(const std::string& name);
-const char* activation_name(Activation activation);
-
+// The kinds (attn::Activation) and their names are in core/choice.h.
 Tensor activation(Tape& tape, const Tensor& x, Activation kind);
 // The same forward, untaped, over x's own storage (for ops that recompute an activation in
 // their backward instead of keeping it).

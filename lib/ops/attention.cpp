@@ -101,7 +101,7 @@ void softmax_backward_rows(const Tensor& weights, const Tensor& dropped, Tensor&
 }
 
 // What the backward reads. q, k, v and dropped as the products multiplied them (f32, or their
-// bf16 copies in bf16 matmul precision: each converted once for the forward and the backward);
+// bf16 copies in bf16 precision: each converted once for the forward and the backward);
 // the *_grad handles carry only the gradient slots of the inputs.
 struct SavedAttention {
   Tensor q, k, v;                 // (B, H, T, Dh) matmul operands
@@ -110,6 +110,7 @@ struct SavedAttention {
   Tensor dropped;                 // Pd, f32 (weights itself without dropout)
   Tensor dropped_operand;         // Pd as the P V product multiplied it
   float scale;
+  Precision precision;
 };
 
 // Backward of S = c Q K^T + M, P = softmax(S), Pd = dropout(P), O = Pd V with c = 1/sqrt(Dh):
@@ -122,7 +123,7 @@ struct SavedAttention {
 // products, so they are converted once too.
 void attention_backward(const SavedAttention& saved, const Tensor& output) {
   if (!output.has_grad()) return;
-  Tensor d_output_operand = matmul_operand(output.grad());
+  Tensor d_output_operand = matmul_operand(output.grad(), saved.precision);
   MatrixView d_output = MatrixView::of(d_output_operand);  // (B, H, Tq, Dh)
   if (saved.v_grad.requires_grad()) {
     GradientTarget dv = gradient_target(saved.v_grad);
@@ -132,7 +133,7 @@ void attention_backward(const SavedAttention& saved, const Tensor& output) {
   Tensor d_scores = Tensor::empty(saved.weights.shape());  // (B, H, Tq, Tk)
   gemm(d_output, MatrixView::of(saved.v).transposed(), MatrixView::of(d_scores));
   softmax_backward_rows(saved.weights, saved.dropped, d_scores, saved.weights.dim(-1));
-  Tensor d_scores_operand = matmul_operand(d_scores);  // a MatrixView does not own its data
+  Tensor d_scores_operand = matmul_operand(d_scores, saved.precision);  // a MatrixView does not own its data
   MatrixView d_s = MatrixView::of(d_scores_operand);
   if (saved.q_grad.requires_grad()) {
     GradientTarget dq = gradient_target(saved.q_grad, saved.scale);
@@ -150,7 +151,8 @@ AttentionResult attention(Tape& tape, const Tensor& q, const Tensor& k, const Te
                           const AttentionOptions& options) {
   Dims dims = check_inputs(q, k, v, options);
   float scale = 1.f / std::sqrt(static_cast<float>(dims.head_width));
-  Tensor q_operand = matmul_operand(q), k_operand = matmul_operand(k), v_operand = matmul_operand(v);
+  Tensor q_operand = matmul_operand(q, options.precision), k_operand = matmul_operand(k, options.precision),
+         v_operand = matmul_operand(v, options.precision);
 
   // Scale first (gemm's alpha), then mask, then softmax; K^T is a stride swap, not a copy.
   Tensor weights = Tensor::empty({dims.batch, dims.heads, dims.queries, dims.keys});  // (B, H, Tq, Tk)
@@ -160,7 +162,7 @@ AttentionResult attention(Tape& tape, const Tensor& q, const Tensor& k, const Te
 
   bool drop = options.training && options.dropout > 0.f;
   Tensor dropped = drop ? dropout_weights(weights, options.dropout, *options.rng) : weights;  // (B, H, Tq, Tk)
-  Tensor dropped_operand = matmul_operand(dropped);
+  Tensor dropped_operand = matmul_operand(dropped, options.precision);
   Tensor output = Tensor::empty({dims.batch, dims.heads, dims.queries, dims.head_width});  // (B, H, Tq, Dh)
   gemm(MatrixView::of(dropped_operand), MatrixView::of(v_operand), MatrixView::of(output));
 
@@ -171,7 +173,7 @@ AttentionResult attention(Tape& tape, const Tensor& q, const Tensor& k, const Te
       return operand.same_storage(input) ? input : input.grad_only();
     };
     SavedAttention saved{q_operand, k_operand, v_operand, slot(q, q_operand), slot(k, k_operand), slot(v, v_operand),
-                         weights,   dropped,   dropped_operand, scale};
+                         weights,   dropped,   dropped_operand, scale,          options.precision};
     tape.record([saved, output = output.grad_only()] { attention_backward(saved, output); });
   }
   return {output, weights};

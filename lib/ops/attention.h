@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "autograd/tape.h"
+#include "core/choice.h"
 #include "core/rng.h"
 #include "core/tensor.h"
 
@@ -28,6 +29,7 @@ struct AttentionOptions {
   float dropout = 0.f;
   bool training = false;
   Rng* rng = nullptr;
+  Precision precision = Precision::f32;  // of the four products, forward and backward (GemmOptions)
 };
 
 struct AttentionResult {

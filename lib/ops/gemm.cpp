@@ -152,9 +152,8 @@ Tensor bf16_copy(const MatrixView& view) {
   return converted;
 }
 
-Tensor matmul_operand(const Tensor& tensor) {
-  bool bf16 = dnn::Context::get().matmul_precision() == dnn::MatmulPrecision::bf16;
-  return bf16 && tensor.dtype() == DType::f32 ? bf16_copy(MatrixView::of(tensor)) : tensor;
+Tensor matmul_operand(const Tensor& tensor, Precision precision) {
+  return precision == Precision::bf16 && tensor.dtype() == DType::f32 ? bf16_copy(MatrixView::of(tensor)) : tensor;
 }
 
 bool bf16_gemm_supported() {
@@ -178,8 +177,7 @@ void gemm(const MatrixView& a_in, const MatrixView& b_in, const MatrixView& c, c
   check_operands(a_in, b_in, c);
   count_flops(a_in, c);
   auto& context = dnn::Context::get();
-  bool use_bf16 = context.matmul_precision() == dnn::MatmulPrecision::bf16 || a_in.dtype == DType::bf16 ||
-                  b_in.dtype == DType::bf16;
+  bool use_bf16 = options.precision == Precision::bf16 || a_in.dtype == DType::bf16 || b_in.dtype == DType::bf16;
   Tensor a_bf16, b_bf16;
   MatrixView a = operand_for(a_in, use_bf16, a_bf16);
   MatrixView b = operand_for(b_in, use_bf16, b_bf16);

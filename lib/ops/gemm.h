@@ -30,6 +30,9 @@ struct GemmOptions {
   bool accumulate = false;      // c += alpha * a b (a sum post-op: how gradients add up)
   const float* bias = nullptr;  // (N), added to every row
   bool relu = false;            // c = max(c, 0) after the bias (an eltwise post-op; not with accumulate)
+  // bf16: f32 operands are converted and multiplied in bf16 with f32 accumulation (bf16
+  // training); f32 multiplies f32 operands as they are. A bf16 operand is always multiplied in bf16.
+  Precision precision = Precision::f32;
 
   // c = alpha * a b (+ bias)
   static GemmOptions overwrite(float alpha = 1.f, const float* bias = nullptr, bool relu = false) {
@@ -48,8 +51,8 @@ struct GradientTarget {
 };
 GradientTarget gradient_target(const Tensor& tensor, float alpha = 1.f);
 
-// c (+)= alpha * a b (+ bias). Runs in bf16 (AMX or AVX-512 BF16) when the context's matmul
-// precision is bf16 or an operand is bf16 (the other is converted: bf16 decoding's weights).
+// c (+)= alpha * a b (+ bias). Runs in bf16 (AMX or AVX-512 BF16) when options.precision is bf16
+// or an operand is bf16 (the other is converted: bf16 decoding's weights).
 void gemm(const MatrixView& a, const MatrixView& b, const MatrixView& c, const GemmOptions& options = {});
 
 // A weight W (N, K), f32, bf16 or s8, packed as the b = W^T (K, N) of c = a W^T in the blocked
@@ -68,9 +71,9 @@ bool gemm_packed(const MatrixView& a, const PackedMatrix& weight, const MatrixVi
 // the view is plain (convert_to_bf16), else by a cached oneDNN reorder. An op that multiplies one operand more than once converts it once
 // with this and hands gemm the bf16 view (ops::linear: x in the forward, dy in the backward).
 Tensor bf16_copy(const MatrixView& view);
-// An operand that more than one product reads, as gemm multiplies it: the tensor itself, or in
-// bf16 matmul precision (dnn::Context) its bf16 copy, so that it is converted once.
-Tensor matmul_operand(const Tensor& tensor);
+// An operand that more than one product reads, as gemm multiplies it in `precision`: the tensor
+// itself, or in bf16 its bf16 copy, so that it is converted once.
+Tensor matmul_operand(const Tensor& tensor, Precision precision);
 
 // Whether oneDNN has a matmul for bf16 inputs on this CPU (it needs AVX-512 in 2.6); asked
 // once by creating a small primitive.

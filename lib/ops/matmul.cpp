@@ -26,6 +26,7 @@ void matmul_backward(const Tensor& a, const Tensor& b, const Tensor& c, const Ma
   MatrixView op_b = MatrixView::of(b).transposed_if(options.transpose_b);
   if (a.requires_grad()) {
     GradientTarget da = gradient_target(a, options.alpha);
+    da.options.precision = options.precision;
     if (options.transpose_a)
       gemm(op_b, dc.transposed(), da.view, da.options);
     else
@@ -33,6 +34,7 @@ void matmul_backward(const Tensor& a, const Tensor& b, const Tensor& c, const Ma
   }
   if (b.requires_grad()) {
     GradientTarget db = gradient_target(b, options.alpha);
+    db.options.precision = options.precision;
     if (options.transpose_b)
       gemm(dc.transposed(), op_a, db.view, db.options);
     else
@@ -52,8 +54,10 @@ Tensor matmul(Tape& tape, const Tensor& a_in, const Tensor& b, const MatmulOptio
   Tensor a = shared_b ? fold_rows(a_in) : a_in;
 
   Tensor c = Tensor::empty(output_shape(a, b, options));  // (..., M, N)
+  GemmOptions product = GemmOptions::overwrite(options.alpha);
+  product.precision = options.precision;
   gemm(MatrixView::of(a).transposed_if(options.transpose_a), MatrixView::of(b).transposed_if(options.transpose_b),
-       MatrixView::of(c), GemmOptions::overwrite(options.alpha));
+       MatrixView::of(c), product);
 
   if (tape.needs_grad(a, b)) {
     c.set_requires_grad(true);

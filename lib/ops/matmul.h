@@ -4,6 +4,7 @@
 // Shapes: op(a) (..., M, K), op(b) (..., K, N) -> c (..., M, N), equal leading batch dims;
 // or b of rank 2 with a of any rank >= 2 (one matrix for every row of a; a is not transposed).
 #include "autograd/tape.h"
+#include "core/choice.h"
 #include "core/tensor.h"
 
 namespace attn::ops {
@@ -12,6 +13,7 @@ struct MatmulOptions {
   bool transpose_a = false;
   bool transpose_b = false;
   float alpha = 1.f;
+  Precision precision = Precision::f32;  // of the products, forward and backward (GemmOptions)
 };
 
 Tensor matmul(Tape& tape, const Tensor& a, const Tensor& b, const MatmulOptions& options = {});

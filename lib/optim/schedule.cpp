@@ -7,12 +7,6 @@
 
 namespace attn::optim {
 
-namespace {
-
-constexpr ScheduleType kSchedules[] = {ScheduleType::constant, ScheduleType::inverse_sqrt, ScheduleType::noam};
-
-}  // namespace
-
 float learning_rate_at(const ScheduleOptions& options, int64_t step) {
   ATTN_CHECK(step >= 1, "learning-rate schedule steps count from 1, got step ", step);
   ATTN_CHECK(options.warmup_steps >= 0, "warmup_steps must be >= 0, got ", options.warmup_steps);
@@ -31,28 +25,6 @@ float learning_rate_at(const ScheduleOptions& options, int64_t step) {
   }
   ATTN_CHECK(false, "unknown schedule type ", static_cast<int>(options.type));
   return 0.f;
-}
-
-std::string schedule_name(ScheduleType type) {
-  switch (type) {
-    case ScheduleType::constant:
-      return "constant";
-    case ScheduleType::inverse_sqrt:
-      return "inverse_sqrt";
-    case ScheduleType::noam:
-      return "noam";
-  }
-  return "unknown";
-}
-
-ScheduleType parse_schedule(const std::string& name) {
-  std::string valid;
-  for (ScheduleType type : kSchedules) {
-    if (schedule_name(type) == name) return type;
-    valid += (valid.empty() ? "" : ", ") + schedule_name(type);
-  }
-  ATTN_CHECK(false, "unknown learning-rate schedule '", name, "' (valid: ", valid, ")");
-  return ScheduleType::constant;
 }
 
 }  // namespace attn::optim

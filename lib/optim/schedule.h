@@ -9,11 +9,10 @@
 // warmup_steps == 0 means no warmup (treated as 1, which gives lr/sqrt(step) and
 // lr * d_model^-0.5 / sqrt(step)).
 #include <cstdint>
-#include <string>
+
+#include "core/choice.h"
 
 namespace attn::optim {
-
-enum class ScheduleType { constant, inverse_sqrt, noam };
 
 struct ScheduleOptions {
   ScheduleType type = ScheduleType::inverse_sqrt;
@@ -23,9 +22,5 @@ struct ScheduleOptions {
 };
 
 float learning_rate_at(const ScheduleOptions& options, int64_t step);
-
-// "constant" | "inverse_sqrt" | "noam"; anything else is an error listing these.
-ScheduleType parse_schedule(const std::string& name);
-std::string schedule_name(ScheduleType type);
 
 }  // namespace attn::optim

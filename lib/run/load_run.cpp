@@ -1,12 +1,14 @@
 #include "run/load_run.h"
 
 #include <filesystem>
+#include <spdlog/spdlog.h>
 
 #include "dnnl/onednn_info.h"
 #include "io/checkpoint.h"
 #include "models/model_factory.h"
 #include "ops/gemm.h"
 #include "ops/linear.h"
+#include "ops/precision.h"
 
 namespace attn::run {
 
@@ -38,17 +40,17 @@ LoadedRun load_run(const std::string& dir, const std::string& checkpoint_path, s
   io::Checkpoint checkpoint = io::load_checkpoint(run.checkpoint);
   check_checkpoint_vocabulary(checkpoint.path, checkpoint.metadata, run.vocab->digests);
   io::load_parameters(checkpoint, run.model->parameters());
-  run.precision = precision.value_or(io::is_quantized(checkpoint.metadata) ? Precision::int8 : Precision::f32);
-  set_decoding_precision(*run.model, run.precision);
+  run.precision = set_decoding_precision(
+      *run.model, precision.value_or(io::is_quantized(checkpoint.metadata) ? Precision::int8 : Precision::f32));
   return run;
 }
 
-void set_decoding_precision(models::Seq2SeqModel& model, Precision precision) {
-  ATTN_CHECK(precision != Precision::bf16 || ops::bf16_gemm_supported(),
-             "--precision bf16: oneDNN has no bf16 matmul on this CPU (", dnn::cpu_isa_name(),
-             "; it needs AVX-512); use f32 or int8");
-  model.parameters().prepare_matmul_weights(precision);
+Precision set_decoding_precision(models::Seq2SeqModel& model, Precision requested) {
+  const ops::PrecisionChoice choice = ops::resolve_precision(requested, "--precision");
+  if (requested == Precision::automatic) spdlog::info("precision: {}", choice.reason);
+  model.parameters().prepare_matmul_weights(choice.precision);
   ops::pack_matmul_weights(model.parameters());
+  return choice.precision;
 }
 
 namespace {

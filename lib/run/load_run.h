@@ -29,15 +29,17 @@ struct LoadedRun {
 
 // Reads without writing or locking (every run file is replaced atomically); checks the
 // vocabulary against its record and the checkpoint's, and the checkpoint's data checksum.
-// The model's matmul weights are then prepared once for `precision` (--precision) and packed
-// (ops::pack_matmul_weights); without one, int8 for a quantised checkpoint (attn-quantize)
-// and f32 otherwise. bf16 on a CPU where oneDNN has no bf16 matmul is an error saying so.
+// The model's matmul weights are then prepared once for `precision` (--precision; auto is
+// measured here, at OpenMP's thread count then) and packed (ops::pack_matmul_weights); without
+// one, int8 for a quantised checkpoint (attn-quantize) and f32 otherwise. bf16 on a CPU where
+// oneDNN has no bf16 matmul is an error saying so.
 LoadedRun load_run(const std::string& dir, const std::string& checkpoint = "",
                    std::optional<Precision> precision = std::nullopt);
 
 // What load_run does last, for a model that comes from elsewhere (attn-bench decode --config):
-// the bf16 check, then the store's matmul weights prepared for `precision` and packed.
-void set_decoding_precision(models::Seq2SeqModel& model, Precision precision);
+// `requested` resolved (ops::resolve_precision), then the store's matmul weights prepared for
+// it and packed. Returns the precision resolved: never automatic.
+Precision set_decoding_precision(models::Seq2SeqModel& model, Precision requested);
 
 // Runs decoded as one ensemble (models/ensemble.h) must share the target vocabulary (their
 // log-probabilities are averaged token id by token id) and the source vocabulary (the input is

@@ -26,7 +26,7 @@ optim::AdamOptions adam_options(const io::TrainConfig& t) {
 
 optim::ScheduleOptions schedule_options(const io::Config& config) {
   optim::ScheduleOptions options;
-  options.type = optim::parse_schedule(config.train.schedule);
+  options.type = config.train.schedule;
   options.learning_rate = float(config.train.learning_rate);
   options.warmup_steps = config.train.warmup_steps;
   options.d_model = models::schedule_width(config);
@@ -35,20 +35,20 @@ optim::ScheduleOptions schedule_options(const io::Config& config) {
 
 }  // namespace
 
-TrainStep::TrainStep(models::Seq2SeqModel& model, const io::Config& config)
+TrainStep::TrainStep(models::Seq2SeqModel& model, const io::Config& config, const ops::PrecisionChoice& precision)
     : model_(model),
-      weight_precision_(config.train.precision == "bf16" ? Precision::bf16 : Precision::f32),
+      precision_(precision),
       adam_(model.parameters(), adam_options(config.train)),
       schedule_(schedule_options(config)),
       label_smoothing_(float(config.train.label_smoothing)),
       clip_norm_(config.train.clip_norm) {
-  ATTN_CHECK(weight_precision_ != Precision::bf16 || ops::bf16_gemm_supported(),
-             "train.precision bf16: oneDNN has no bf16 matmul on this CPU (it needs AVX-512); use f32");
+  ATTN_CHECK(precision.precision == Precision::f32 || precision.precision == Precision::bf16,
+             "training computes in f32 or bf16, not ", choice_name(precision.precision));
 }
 
 void TrainStep::refresh_matmul_weights() {
-  if (weight_precision_ == Precision::f32) return;
-  model_.parameters().prepare_matmul_weights(weight_precision_);
+  if (precision() == Precision::f32) return;
+  model_.parameters().prepare_matmul_weights(precision());
   // The forward products x W^T then read W in oneDNN's blocked layout instead of copying the
   // transposed W into it in every product: 6% less matmul time in a bf16 step of the en-it
   // Transformer for 3% of packing (AMD EPYC, avx512_bf16). In f32 the packing costs more than it
@@ -67,7 +67,7 @@ StepStats TrainStep::accumulate(const std::vector<data::Batch>& batches, int64_t
   for (const data::Batch& batch : batches) {
     if (batch.size == 0) continue;  // a rank's share when there are fewer sentences than ranks
     Tape tape;
-    layers::RunContext ctx{tape, true, &dropout_rng};
+    layers::RunContext ctx{tape, true, &dropout_rng, nullptr, precision()};
     Tensor logits = model_.forward(ctx, batch);  // (B, T, V)
     ops::CrossEntropyResult ce = ops::cross_entropy(tape, logits, batch.tgt_out, loss_options);
     stats.loss += ce.loss.item();

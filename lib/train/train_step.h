@@ -19,6 +19,7 @@
 #include "data/batch.h"
 #include "io/config.h"
 #include "models/seq2seq_model.h"
+#include "ops/precision.h"
 #include "optim/adam.h"
 #include "optim/schedule.h"
 
@@ -36,7 +37,8 @@ struct StepStats {
 
 class TrainStep {
  public:
-  TrainStep(models::Seq2SeqModel& model, const io::Config& config);
+  // `precision`: train.precision resolved (ops::resolve_precision), f32 or bf16.
+  TrainStep(models::Seq2SeqModel& model, const io::Config& config, const ops::PrecisionChoice& precision);
 
   // Forward and backward of every batch (an empty one is skipped); gradients accumulate in the
   // model's parameters, each seeded with 1 / total_target_tokens.
@@ -50,12 +52,15 @@ class TrainStep {
   // otherwise before a forward (validation of the moving average). f32: nothing to do.
   void refresh_matmul_weights();
 
+  Precision precision() const { return precision_.precision; }
+  const ops::PrecisionChoice& precision_choice() const { return precision_; }
+
   optim::Adam& adam() { return adam_; }
   float learning_rate(int64_t step) const { return optim::learning_rate_at(schedule_, step); }
 
  private:
   models::Seq2SeqModel& model_;
-  Precision weight_precision_;  // the form of the matmul weights the forward multiplies with
+  ops::PrecisionChoice precision_;  // f32 or bf16: of the products and of the weights' forms
   optim::Adam adam_;
   optim::ScheduleOptions schedule_;
   float label_smoothing_;

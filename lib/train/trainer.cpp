@@ -74,6 +74,7 @@ class TrainingRun {
   StepStats train_step();
   std::vector<data::Batch> next_group();
   void log_pairs_seen() const;
+  void log_precision();
   void sum_over_ranks(StepStats& stats);
   void report(const StepStats& stats);
   bool validate();  // returns false when patience ran out
@@ -141,6 +142,18 @@ std::unique_ptr<data::TrainingStream> make_stream(const io::Config& config, cons
   return std::make_unique<data::TrainingStream>(std::move(corpora), vocab.source, vocab.target, options);
 }
 
+// train.precision resolved on every rank; under auto the ranks agree on bf16 only when each
+// measured it faster, so that all compute alike.
+ops::PrecisionChoice agreed_precision(Precision requested, dist::Communicator& world) {
+  ops::PrecisionChoice choice = ops::resolve_precision(requested, "train.precision");
+  const bool bf16 = world.all(choice.precision == Precision::bf16);
+  if (choice.precision == Precision::bf16 && !bf16) {
+    choice.precision = Precision::f32;
+    choice.reason += "; f32 after all, since another rank measured f32 faster";
+  }
+  return choice;
+}
+
 // A checkpoint from before streaming data knows only its epoch: continue at that epoch's start.
 data::StreamPosition position_to_resume(const data::StreamPosition& saved, size_t corpora) {
   if (!saved.start.empty()) return saved;
@@ -164,7 +177,7 @@ TrainingRun::TrainingRun(const io::Config& config, const TrainOptions& options, 
       dropout_seed_(mix64(static_cast<uint64_t>(config.train.seed) * 0x9e3779b97f4a7c15ull + 1, world_.rank())) {
   stream_ = make_stream(config, vocab_);
   model_ = models::make_model(config, {vocab_.source.size(), vocab_.target.size()});
-  step_ = std::make_unique<TrainStep>(*model_, config);
+  step_ = std::make_unique<TrainStep>(*model_, config, agreed_precision(config.train.precision, world_));
   if (config.train.ema_decay > 0)
     ema_ = std::make_unique<optim::Ema>(model_->parameters(), float(config.train.ema_decay));
   if (world_.is_root()) {
@@ -172,6 +185,7 @@ TrainingRun::TrainingRun(const io::Config& config, const TrainOptions& options, 
     log_ = std::make_unique<ProgressLog>(paths_.log);
   }
   spdlog::info("model: {} with {} parameters", model_->family(), model_->parameters().parameter_count());
+  log_precision();
   if (world_.size() > 1)
     spdlog::info("data-parallel over {} ranks: each takes its share of every batch", world_.size());
   if (options.resume) load_resume_state();
@@ -284,6 +298,22 @@ void TrainingRun::log_pairs_seen() const {
   spdlog::info("pairs seen per corpus: {}", shares);
 }
 
+// What the run computes in, and why: in the log and in train.log.jsonl (config.json keeps the
+// request, so that the run's config stays the user's).
+void TrainingRun::log_precision() {
+  if (!log_) return;
+  const ops::PrecisionChoice& choice = step_->precision_choice();
+  nlohmann::json record = {{"type", "precision"},
+                           {"requested", choice_name(choice.requested)},
+                           {"precision", choice_name(choice.precision)},
+                           {"reason", choice.reason}};
+  if (choice.f32_gflops > 0) {
+    record["f32_peak_gflops"] = choice.f32_gflops;
+    record["bf16_peak_gflops"] = choice.bf16_gflops;
+  }
+  log_->write(record, "precision: " + choice.reason);
+}
+
 void TrainingRun::report(const StepStats& stats) {
   window_.loss += stats.loss;
   window_.nll += stats.nll;
@@ -330,7 +360,7 @@ bool TrainingRun::validate() {
   log_pairs_seen();
   EmaWeights ema_weights(ema_.get());  // validated and saved as checkpoint.best when on
   step_->refresh_matmul_weights();     // bf16: the copies of the weights validated
-  ValidationResult result = validator_->run(*model_);
+  ValidationResult result = validator_->run(*model_, step_->precision());
   double metric = result.metric(config_.train.valid_metric);
   bool improved = std::isnan(state_.best_metric) || metric > state_.best_metric;
   if (improved) {
@@ -436,9 +466,9 @@ void TrainingRun::run() {
   }
   if (state_.step % config_.train.valid_every != 0) validate();
   // The metric is stored oriented so that higher is better: loss is kept negated.
-  double best = config_.train.valid_metric == "loss" ? -state_.best_metric : state_.best_metric;
+  double best = config_.train.valid_metric == ValidMetric::loss ? -state_.best_metric : state_.best_metric;
   spdlog::info("training finished at step {} after {}; best {} {:.2f} at step {}", state_.step,
-               rounded_duration(elapsed()), config_.train.valid_metric, best, state_.best_step);
+               rounded_duration(elapsed()), choice_name(config_.train.valid_metric), best, state_.best_step);
 }
 
 }  // namespace
@@ -451,8 +481,6 @@ void train(const io::Config& config, const TrainOptions& options) {
   check_can_start(run::run_paths(config.output_dir, config.vocab.joint), mode);
   check_input_files(config, options.count_lines_up_to);
   dnn::set_num_threads(config.train.threads);
-  dnn::Context::get().set_matmul_precision(config.train.precision == "bf16" ? dnn::MatmulPrecision::bf16
-                                                                            : dnn::MatmulPrecision::f32);
   TrainingRun run(config, options, mode);
   run.run();
 }

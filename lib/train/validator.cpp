@@ -12,9 +12,15 @@
 
 namespace attn::train {
 
-double ValidationResult::metric(const std::string& name) const {
-  if (name == "bleu") return bleu;
-  if (name == "chrf") return chrf;
+double ValidationResult::metric(ValidMetric name) const {
+  switch (name) {
+    case ValidMetric::bleu:
+      return bleu;
+    case ValidMetric::chrf:
+      return chrf;
+    case ValidMetric::loss:
+      return -loss;
+  }
   return -loss;
 }
 
@@ -39,7 +45,7 @@ Validator::Validator(const io::Config& config, const run::Vocabularies& vocab) :
   for (int64_t i = 0; i < batcher.batches_per_epoch(); ++i) batches_.push_back(batcher.next());
 }
 
-ValidationResult Validator::run(const models::Seq2SeqModel& model) const {
+ValidationResult Validator::run(const models::Seq2SeqModel& model, Precision precision) const {
   ValidationResult result;
   double nll = 0;
   int64_t tokens = 0;
@@ -48,7 +54,7 @@ ValidationResult Validator::run(const models::Seq2SeqModel& model) const {
   for (const data::Batch& batch : batches_) {
     Tape tape;
     NoGradScope no_grad(tape);
-    Tensor logits = model.forward(layers::RunContext{tape}, batch);  // (B, T, V)
+    Tensor logits = model.forward(layers::RunContext{tape, false, nullptr, nullptr, precision}, batch);  // (B, T, V)
     ops::CrossEntropyResult ce = ops::cross_entropy(tape, logits, batch.tgt_out, unsmoothed);
     nll += ce.nll_sum;
     tokens += ce.tokens;
@@ -58,6 +64,7 @@ ValidationResult Validator::run(const models::Seq2SeqModel& model) const {
 
   decode::TranslateOptions options = decode::translate_options(config_);
   options.search.beam = 1;  // validation BLEU is greedy
+  options.search.precision = precision;
   options.batch_size = 64;
   decode::Translator translator(model, vocab_.source, vocab_.target, options);
   std::vector<std::string> hypotheses;

@@ -18,13 +18,15 @@ struct ValidationResult {
   double chrf = 0;
   int64_t sentences = 0;
   // The value train.valid_metric names, oriented so that higher is better.
-  double metric(const std::string& name) const;
+  double metric(ValidMetric name) const;
 };
 
 class Validator {
  public:
   Validator(const io::Config& config, const run::Vocabularies& vocab);
-  ValidationResult run(const models::Seq2SeqModel& model) const;
+  // Loss and greedy BLEU/chrF of `model` on the dev set, its activations' products in
+  // `precision` (training's: the weights are in their training forms too).
+  ValidationResult run(const models::Seq2SeqModel& model, Precision precision) const;
 
  private:
   const run::Vocabularies& vocab_;

@@ -70,9 +70,3 @@ TEST_CASE("the store prepares every matmul weight once per precision and f32 dro
   CHECK_FALSE(weight->bf16.defined());
   CHECK_FALSE(weight->int8.defined());
 }
-
-TEST_CASE("precision names parse back and nothing else does", "[core][quantize]") {
-  for (Precision precision : {Precision::f32, Precision::bf16, Precision::int8})
-    CHECK(parse_precision(precision_name(precision)) == precision);
-  CHECK_FALSE(parse_precision("fp16").has_value());
-}

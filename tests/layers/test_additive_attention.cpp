@@ -21,7 +21,7 @@ struct TestAttention {
   layers::AdditiveAttentionOutput operator()(Tape& tape, const Tensor& query, const Tensor& states,
                                              const std::vector<int32_t>& lengths) const {
     return attention(tape, query, attention.project_keys(tape, states), states,
-                     ops::key_padding_mask(lengths, states.dim(1)));
+                     ops::key_padding_mask(lengths, states.dim(1)), Precision::f32);
   }
 };
 

@@ -38,7 +38,7 @@ std::set<std::string> accepted_by_config(const std::string& key) {
 
 std::set<std::string> registered_families() {
   std::set<std::string> names;
-  for (const auto& family : models::model_families()) names.insert(family.name);
+  for (const auto& family : models::model_families()) names.insert(choice_name(family.type));
   return names;
 }
 

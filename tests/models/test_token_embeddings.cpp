@@ -36,7 +36,7 @@ TEST_CASE("shared tied token embeddings: one table for both sides and for the ou
   // Tied: logits = h E^T, row by row.
   Tensor hidden = testing::random_tensor({2, 4}, 3, 1.f, false);
   Tape tape;
-  std::vector<float> logits = embeddings.project(tape, hidden).to_vector();  // (2, 7)
+  std::vector<float> logits = embeddings.project(layers::RunContext{tape}, hidden).to_vector();  // (2, 7)
   std::vector<float> table = embeddings.target().table().to_vector(), h = hidden.to_vector();
   for (int64_t r = 0; r < 2; ++r)
     for (int64_t v = 0; v < 7; ++v) {
@@ -58,7 +58,7 @@ TEST_CASE("separate untied token embeddings: three parameters in registration or
                                                     "decoder.output.weight"});
   CHECK(store.get("decoder.output.weight").shape() == Shape{9, 4});
   Tape tape;
-  CHECK(embeddings.project(tape, Tensor::zeros({3, 4})).shape() == Shape{3, 9});
+  CHECK(embeddings.project(layers::RunContext{tape}, Tensor::zeros({3, 4})).shape() == Shape{3, 9});
 }
 
 TEST_CASE("token embeddings refuse shared tables over two vocabularies and parts out of order",

@@ -10,7 +10,7 @@ using namespace attn;
 TEST_CASE("transformer gradients match finite differences through the whole model", "[models][transformer][grad]") {
   // GELU, not ReLU: central differences are only valid where the function is smooth.
   models::TransformerOptions options = attn::testing::tiny_transformer_options();
-  options.layer.activation = ops::Activation::gelu;
+  options.layer.activation = Activation::gelu;
   SECTION("post-norm, sinusoidal positions, tied shared embeddings") {}
   SECTION("pre-norm, learned positions, separate untied embeddings") {
     options.layer.pre_norm = true;

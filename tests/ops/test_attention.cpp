@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "grad_check.h"
-#include "matmul_precision_scope.h"
+#include "bf16_support.h"
 #include "ops/gemm.h"
 #include "ops/attention.h"
 
@@ -216,22 +216,23 @@ TEST_CASE("attention dropout: inverted scaling - same stream same mask - gradien
   CHECK(check_gradients(f, {in.q, in.k, in.v}) == "");
 }
 
-TEST_CASE("attention in bf16 matmul precision: output and gradients within bf16 rounding of f32",
+TEST_CASE("attention in bf16 precision: output and gradients within bf16 rounding of f32",
           "[ops][attention][bf16]") {
   if (testing::no_bf16_matmul()) return;
   for (const Problem& p : problems()) {
     DYNAMIC_SECTION(describe(p)) {
       // Output and the three input gradients, for a fixed output gradient.
-      auto run = [&p](dnn::MatmulPrecision precision) {
-        testing::MatmulPrecisionScope scope(precision);
+      auto run = [&p](Precision precision) {
         Inputs in = make_inputs(p, 70, true);
         Tape tape;
-        Tensor output = ops::attention(tape, in.q, in.k, in.v, p.options()).output;
+        ops::AttentionOptions options = p.options();
+        options.precision = precision;
+        Tensor output = ops::attention(tape, in.q, in.k, in.v, options).output;
         tape.backward(output, random_tensor(output.shape(), 74, 1.f, false));
         return std::vector<std::vector<float>>{output.to_vector(), in.q.grad().to_vector(), in.k.grad().to_vector(),
                                                in.v.grad().to_vector()};
       };
-      auto f32 = run(dnn::MatmulPrecision::f32), bf16 = run(dnn::MatmulPrecision::bf16);
+      auto f32 = run(Precision::f32), bf16 = run(Precision::bf16);
       bool differs = false;
       for (size_t t = 0; t < f32.size(); ++t) {
         float largest = 0;

@@ -8,7 +8,7 @@
 #include "core/rng.h"
 #include "dnnl/context.h"
 #include "grad_check.h"
-#include "matmul_precision_scope.h"
+#include "bf16_support.h"
 #include "ops/activation.h"
 #include "ops/gemm.h"
 #include "ops/linear.h"
@@ -135,7 +135,7 @@ TEST_CASE("linear_relu gradients match finite differences", "[ops][linear][grad]
 
 TEST_CASE("linear_relu is relu(linear) bit for bit - values and every gradient in f32 and bf16", "[ops][linear]") {
   Precision precision = GENERATE(Precision::f32, Precision::bf16);
-  INFO(precision_name(precision));
+  INFO(choice_name(precision));
   if (precision == Precision::bf16 && testing::no_bf16_matmul()) return;
   // Each run gets its own leaves, so that the two sets of gradients are separate.
   auto run = [&](bool fused) {

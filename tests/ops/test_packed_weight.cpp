@@ -9,7 +9,7 @@
 
 #include "core/matmul_weight.h"
 #include "grad_check.h"
-#include "matmul_precision_scope.h"
+#include "bf16_support.h"
 #include "ops/gemm.h"
 #include "ops/linear.h"
 
@@ -49,7 +49,7 @@ void check_same_products(const std::vector<float>& packed, const std::vector<flo
 TEST_CASE("a packed weight gives the plain weight's products for 1 to 160 rows - with bias and leading dims",
           "[ops][packed]") {
   Precision precision = GENERATE(Precision::f32, Precision::bf16, Precision::int8);
-  INFO(precision_name(precision));
+  INFO(choice_name(precision));
   if (precision == Precision::bf16 && testing::no_bf16_matmul()) return;
   Tensor w = random_tensor({kOuter, kInner}, 31, 0.5f, false);
   Tensor bias = random_tensor({kOuter}, 32, 1.f, false);

@@ -9,7 +9,7 @@
 #include "core/dtype.h"
 #include "core/matmul_weight.h"
 #include "grad_check.h"
-#include "matmul_precision_scope.h"
+#include "bf16_support.h"
 #include "ops/gemm.h"
 #include "ops/linear.h"
 #include "ops/quantized_linear.h"

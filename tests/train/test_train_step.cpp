@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/dtype.h"
-#include "matmul_precision_scope.h"
+#include "bf16_support.h"
 #include "models/model_factory.h"
 #include "models/tiny_models.h"
 #include "ops/gemm.h"
@@ -16,13 +16,12 @@ using namespace attn;
 using attn::testing::batch_of;
 using attn::testing::kTinyPairs;
 using attn::testing::make_examples;
-using attn::testing::MatmulPrecisionScope;
 using attn::testing::tiny_model_config;
 using attn::testing::TinyModelKind;
 
 namespace {
 
-io::Config config_in(const TinyModelKind& kind, const std::string& precision) {
+io::Config config_in(const TinyModelKind& kind, Precision precision) {
   io::Config config = tiny_model_config(kind);
   config.train.precision = precision;
   config.train.warmup_steps = 1;
@@ -41,12 +40,11 @@ train::StepStats one_step(train::TrainStep& step, const data::Batch& batch, int6
 
 TEST_CASE("bf16 training multiplies with copies of the updated master weights at every step", "[train][bf16]") {
   if (testing::no_bf16_matmul()) return;
-  MatmulPrecisionScope bf16(dnn::MatmulPrecision::bf16);
   auto kind = GENERATE(from_range(testing::tiny_model_kinds()));  // every family and recurrent cell
   INFO(kind.label);
-  io::Config config = config_in(kind, "bf16");
+  io::Config config = config_in(kind, Precision::bf16);
   auto model = models::make_model(config, {testing::kTinyVocab, testing::kTinyVocab});
-  train::TrainStep step(*model, config);
+  train::TrainStep step(*model, config, ops::resolve_precision(config.train.precision, "train.precision"));
   data::Batch batch = batch_of(make_examples(kTinyPairs));
   for (int64_t number = 1; number <= 3; ++number) {
     one_step(step, batch, number);
@@ -72,16 +70,15 @@ TEST_CASE("a bf16 training step's loss and gradient norm are within bf16 roundin
   auto kind = GENERATE(from_range(testing::tiny_model_kinds()));  // every family and recurrent cell
   INFO(kind.label);
   data::Batch batch = batch_of(make_examples(kTinyPairs));
-  auto stats_in = [&](const std::string& precision) {
-    MatmulPrecisionScope scope(precision == "bf16" ? dnn::MatmulPrecision::bf16 : dnn::MatmulPrecision::f32);
+  auto stats_in = [&](Precision precision) {
     io::Config config = config_in(kind, precision);
     auto model = models::make_model(config, {testing::kTinyVocab, testing::kTinyVocab});
-    train::TrainStep step(*model, config);
+    train::TrainStep step(*model, config, ops::resolve_precision(config.train.precision, "train.precision"));
     std::vector<train::StepStats> stats;
     for (int64_t number = 1; number <= 3; ++number) stats.push_back(one_step(step, batch, number));
     return stats;
   };
-  std::vector<train::StepStats> f32 = stats_in("f32"), bf16 = stats_in("bf16");
+  std::vector<train::StepStats> f32 = stats_in(Precision::f32), bf16 = stats_in(Precision::bf16);
   for (size_t i = 0; i < f32.size(); ++i) {
     INFO("step " << i + 1);
     CHECK(bf16[i].loss == Approx(f32[i].loss).epsilon(0.01));

@@ -11,7 +11,7 @@
 
 #include "data/data_fixtures.h"
 #include "io/checkpoint.h"
-#include "matmul_precision_scope.h"
+#include "bf16_support.h"
 #include "models/model_factory.h"
 #include "ops/gemm.h"
 #include "optim/ema.h"
@@ -224,7 +224,6 @@ TEST_CASE("a resumed run (--resume) reaches the parameters and optimizer state o
 TEST_CASE("bf16 training: --resume is bit for bit and validating the moving average midway changes nothing",
           "[train][resume][bf16]") {
   if (testing::no_bf16_matmul()) return;
-  testing::MatmulPrecisionScope restore_f32(dnn::MatmulPrecision::f32);  // train() sets bf16
   // The bf16 copies of the weights must follow every change of the f32 masters: the update, a
   // resume, and the swap to the moving average and back around a validation.
   const json train = {{"max_steps", 9}, {"save_every", 3}, {"ema_decay", 0.75}, {"precision", "bf16"}};
