@@ -76,12 +76,12 @@ void add_order_stats(const Counts& hyp_counts, const Counts& ref_counts, int slo
   stats.match[slot] = match_count;
 }
 
-void check_word_order(int word_order) {
+}  // namespace
+
+void check_chrf_word_order(int word_order) {
   ATTN_CHECK(word_order >= 0 && word_order <= kChrfMaxWordOrder, "the chrF word order must be in [0, ",
              kChrfMaxWordOrder, "]; got ", word_order);
 }
-
-}  // namespace
 
 ChrfStats& ChrfStats::operator+=(const ChrfStats& other) {
   for (int n = 0; n < kChrfMaxOrders; ++n) {
@@ -93,7 +93,7 @@ ChrfStats& ChrfStats::operator+=(const ChrfStats& other) {
 }
 
 ChrfStats chrf_sentence_stats(const std::string& hyp, const std::string& ref, int word_order) {
-  check_word_order(word_order);
+  check_chrf_word_order(word_order);
   const std::u32string hyp_chars = code_points_without_whitespace(hyp);
   const std::u32string ref_chars = code_points_without_whitespace(ref);
   ChrfStats stats;
@@ -108,7 +108,7 @@ ChrfStats chrf_sentence_stats(const std::string& hyp, const std::string& ref, in
 
 // Orders beyond the word order are all 0 and so never among the orders used.
 ChrfScore chrf_from_stats(const ChrfStats& stats, int word_order) {
-  check_word_order(word_order);
+  check_chrf_word_order(word_order);
   ChrfScore result;
   result.word_order = word_order;
   int effective_order = 0;
@@ -131,6 +131,7 @@ ChrfScore chrf_from_stats(const ChrfStats& stats, int word_order) {
 }
 
 ChrfScore corpus_chrf(const std::vector<std::string>& hyps, const std::vector<std::string>& refs, int word_order) {
+  check_chrf_word_order(word_order);
   const auto stats_of = [word_order](const std::string& hyp, const std::string& ref) {
     return chrf_sentence_stats(hyp, ref, word_order);
   };

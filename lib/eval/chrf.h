@@ -49,8 +49,11 @@ struct ChrfScore {
   std::string format() const;
 };
 
-// Statistics of one sentence pair (raw text). A word order outside [0, kChrfMaxWordOrder] is an
-// attn::Error, here and below.
+// An attn::Error unless 0 <= word_order <= kChrfMaxWordOrder; the functions below check it too,
+// but a caller computing sentence statistics in a parallel loop must check before it.
+void check_chrf_word_order(int word_order);
+
+// Statistics of one sentence pair (raw text).
 ChrfStats chrf_sentence_stats(const std::string& hyp, const std::string& ref, int word_order = 0);
 
 // The score from (corpus-summed) statistics of that word order.

@@ -21,6 +21,7 @@ struct ResampledSystem {
 
 ResampledSystem resample_system(const std::vector<std::string>& hyps, const std::vector<std::string>& refs,
                                 const Resamples& resamples, int chrf_word_order) {
+  check_chrf_word_order(chrf_word_order);  // before the parallel loops, which must not throw
   const std::vector<BleuStats> bleu_stats = sentence_stats<BleuStats>(hyps, refs, bleu_sentence_stats);
   const auto chrf_of = [chrf_word_order](const std::string& hyp, const std::string& ref) {
     return chrf_sentence_stats(hyp, ref, chrf_word_order);
