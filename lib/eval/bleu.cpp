@@ -118,8 +118,10 @@ std::string BleuScore::signature() const {
   return std::string("nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:") + kSignatureVersion;
 }
 
-std::string BleuScore::format() const {
-  std::string out = "BLEU = " + format_fixed(score, 2) + " ";
+std::string BleuScore::format() const { return "BLEU = " + format_fixed(score, 2) + " " + format_details(); }
+
+std::string BleuScore::format_details() const {
+  std::string out;
   for (int n = 0; n < kBleuMaxOrder; ++n) out += (n ? "/" : "") + format_fixed(precisions[n], 1);
   out += " (BP = " + format_fixed(bp, 3) + " ratio = " + format_fixed(ratio, 3) +
          " hyp_len = " + std::to_string(hyp_len) + " ref_len = " + std::to_string(ref_len) + ")";

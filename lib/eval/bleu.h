@@ -45,6 +45,8 @@ struct BleuScore {
   std::string signature() const;
   // "BLEU = 35.21 62.3/40.1/28.5/20.2 (BP = 0.980 ratio = 0.980 hyp_len = 1234 ref_len = 1259)"
   std::string format() const;
+  // The part after the score: "62.3/40.1/28.5/20.2 (BP = 0.980 ... ref_len = 1259)"
+  std::string format_details() const;
 };
 
 // Statistics of one sentence pair (raw, untokenized text).

@@ -7,16 +7,6 @@
 
 namespace attn::eval {
 
-namespace {
-
-std::vector<std::string> read_file_lines(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  ATTN_CHECK(in.good(), "cannot open '", path, "'");
-  return read_lines(in);
-}
-
-}  // namespace
-
 std::string ScoreReport::format() const {
   return bleu.format() + "\n  signature: " + bleu.signature() + "\n" + chrf.format() +
          "\n  signature: " + chrf.signature() + "\n";
@@ -37,8 +27,9 @@ nlohmann::json ScoreReport::to_json() const {
   };
 }
 
-ScoreReport score_corpus(const std::vector<std::string>& hyps, const std::vector<std::string>& refs) {
-  return {corpus_bleu(hyps, refs), corpus_chrf(hyps, refs)};
+ScoreReport score_corpus(const std::vector<std::string>& hyps, const std::vector<std::string>& refs,
+                         int chrf_word_order) {
+  return {corpus_bleu(hyps, refs), corpus_chrf(hyps, refs, chrf_word_order)};
 }
 
 std::vector<std::string> read_lines(std::istream& in) {
@@ -47,13 +38,24 @@ std::vector<std::string> read_lines(std::istream& in) {
   return lines;
 }
 
-ScoreReport score_files(const std::string& ref_path, const std::string& hyp_path) {
-  const std::vector<std::string> refs = read_file_lines(ref_path);
+std::vector<std::string> read_file_lines(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  ATTN_CHECK(in.good(), "cannot open '", path, "'");
+  return read_lines(in);
+}
+
+std::vector<std::string> read_hypotheses(const std::string& hyp_path, size_t reference_lines,
+                                         const std::string& ref_path) {
   const std::string hyp_name = hyp_path.empty() ? "<stdin>" : "'" + hyp_path + "'";
-  const std::vector<std::string> hyps = hyp_path.empty() ? read_lines(std::cin) : read_file_lines(hyp_path);
-  ATTN_CHECK(hyps.size() == refs.size(), "line counts differ: hypotheses ", hyp_name, " have ", hyps.size(),
-             " lines, references '", ref_path, "' have ", refs.size());
-  return score_corpus(hyps, refs);
+  std::vector<std::string> hyps = hyp_path.empty() ? read_lines(std::cin) : read_file_lines(hyp_path);
+  ATTN_CHECK(hyps.size() == reference_lines, "line counts differ: hypotheses ", hyp_name, " have ", hyps.size(),
+             " lines, references '", ref_path, "' have ", reference_lines);
+  return hyps;
+}
+
+ScoreReport score_files(const std::string& ref_path, const std::string& hyp_path, int chrf_word_order) {
+  const std::vector<std::string> refs = read_file_lines(ref_path);
+  return score_corpus(read_hypotheses(hyp_path, refs.size(), ref_path), refs, chrf_word_order);
 }
 
 }  // namespace attn::eval
