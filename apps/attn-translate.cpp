@@ -2,6 +2,7 @@
 //   attn-translate --model runs/en-it [--beam 5] [--batch-size 32] [--nbest N] < input.txt > output.txt
 //   attn-translate --model runs/en-it --subset test --output test.hyp    (the config's data.test_src)
 //   attn-translate --model runs/en-it --sample --top-k 10 --seed 7 < mono.txt   (back-translation)
+//   attn-translate --model runs/en-it --min-length 3 --no-repeat-ngram 3 < input.txt   (decode/logits_processor.h)
 //   attn-translate --model runs/a --model runs/b [--checkpoint A.st --checkpoint B.st] [--weights 2 1] < in.txt
 //                                                  (an ensemble: models/ensemble.h)
 //
@@ -38,9 +39,9 @@ struct Flags {
   std::vector<std::string> model_dirs, checkpoints;  // --checkpoint: none, or one per --model
   std::vector<float> weights;
   std::string input, output, subset, precision;
-  int beam = 0, batch_size = 0, nbest = 0, threads = 0;
+  int beam = 0, batch_size = 0, nbest = 0, threads = 0, min_length = 0, no_repeat_ngram = 0;
   float length_penalty = 0.f;
-  bool has_length_penalty = false, quiet = false;
+  bool has_length_penalty = false, has_min_length = false, has_no_repeat_ngram = false, quiet = false;
   attn::decode::SamplingOptions sampling;
 };
 
@@ -51,6 +52,8 @@ attn::decode::TranslateOptions translate_options(const attn::run::LoadedEnsemble
   if (flags.beam > 0) options.search.beam = flags.beam;
   if (flags.nbest > 0) options.search.nbest = flags.nbest;
   if (flags.has_length_penalty) options.search.length_penalty = flags.length_penalty;
+  if (flags.has_min_length) options.search.min_length = flags.min_length;
+  if (flags.has_no_repeat_ngram) options.search.no_repeat_ngram = flags.no_repeat_ngram;
   if (flags.batch_size > 0) options.batch_size = flags.batch_size;
   options.search.sampling = flags.sampling;
   ATTN_CHECK(options.search.nbest <= options.search.beam, "--nbest ", options.search.nbest,
@@ -165,8 +168,8 @@ int translate(const Flags& flags) {
   Input input(input_path);
   Output output(flags.output);
 
-  const attn::run::LoadedEnsemble models = attn::run::load_ensemble(
-      model_dirs, flags.checkpoints, flags.weights, attn::apps::precision_flag(flags.precision));
+  const attn::run::LoadedEnsemble models = attn::run::load_ensemble(model_dirs, flags.checkpoints, flags.weights,
+                                                                    attn::apps::precision_flag(flags.precision));
   const attn::run::LoadedRun& run = models.first();
   attn::dnn::set_num_threads(flags.threads > 0 ? flags.threads : run.config.train.threads);
   const attn::decode::TranslateOptions options = translate_options(models, flags);
@@ -231,6 +234,14 @@ int main(int argc, char** argv) {
   auto* penalty =
       app.add_option("--length-penalty", flags.length_penalty, "GNMT alpha (default: decode.length_penalty)")
           ->check(at_least(0));
+  auto* min_length = app.add_option("--min-length", flags.min_length,
+                                    "no eos before the output holds N tokens (eos not counted; the max output length "
+                                    "wins); 0 = off (default: decode.min_length)")
+                         ->check(at_least(0));
+  auto* no_repeat_ngram =
+      app.add_option("--no-repeat-ngram", flags.no_repeat_ngram,
+                     "never repeat an n-gram of N tokens within an output; 0 = off (default: decode.no_repeat_ngram)")
+          ->check(at_least(0));
   auto* sample = app.add_flag("--sample", flags.sampling.enabled,
                               "sample each token instead of searching (back-translation, data augmentation)");
   sample->excludes("--beam")->excludes("--nbest")->excludes("--length-penalty");
@@ -251,6 +262,8 @@ int main(int argc, char** argv) {
   app.add_flag("--quiet", flags.quiet, "no summary (lines, tokens, seconds, sentences/s) on stderr at the end");
   return attn::apps::run_app(app, argc, argv, [&] {
     flags.has_length_penalty = penalty->count() > 0;
+    flags.has_min_length = min_length->count() > 0;
+    flags.has_no_repeat_ngram = no_repeat_ngram->count() > 0;
     return translate(flags);
   });
 }

@@ -28,14 +28,6 @@ DecodeBenchmarkResult finish(DecodeBenchmarkResult result, Clock::time_point sta
   return result;
 }
 
-std::vector<decode::Hypothesis> search(const models::Seq2SeqModel& model, const data::Batch& batch,
-                                       const decode::SearchOptions& options) {
-  if (options.beam == 1) return decode::greedy_search(model, batch, options);
-  std::vector<decode::Hypothesis> best;
-  for (auto& nbest : decode::beam_search(model, batch, options)) best.push_back(nbest.front());
-  return best;
-}
-
 }  // namespace
 
 DecodeBenchmarkResult run_decode_benchmark(const decode::Translator& translator, const std::vector<std::string>& lines,
@@ -74,11 +66,14 @@ DecodeBenchmarkResult run_random_decode_benchmark(const models::Seq2SeqModel& mo
   auto start = Clock::now();
   for (int64_t first = 0; first < sentences; first += options.batch_size) {
     std::vector<const std::vector<int32_t>*> batch_sources;
-    for (int64_t i = first; i < std::min(sentences, first + options.batch_size); ++i)
+    std::vector<uint64_t> streams;  // sampling's, one per sentence as attn-translate's per line
+    for (int64_t i = first; i < std::min(sentences, first + options.batch_size); ++i) {
       batch_sources.push_back(&sources[i]);
-    for (const auto& hypothesis : search(model, decode::source_batch(batch_sources), options.search)) {
+      streams.push_back(uint64_t(i + 1));
+    }
+    for (const auto& nbest : decode::search(model, decode::source_batch(batch_sources), options.search, streams)) {
       ++result.sentences;
-      result.target_tokens += int64_t(hypothesis.tokens.size());
+      result.target_tokens += int64_t(nbest.front().tokens.size());
     }
   }
   return finish(result, start);

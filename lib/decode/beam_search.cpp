@@ -4,12 +4,14 @@
 // ending in eos to the sentence's finished list (ranked with the length penalty) and the best K
 // others on as the next beams. A sentence is done when it has K finished hypotheses or reaches
 // its length limit (then its live beams are finished as they are). Finished sentences leave the
-// batch.
+// batch. The step's logits processors (decode/logits_processor.h) see each live beam's row
+// before its continuations are ranked.
 #include <algorithm>
 #include <limits>
 #include <numeric>
 
 #include "core/fast_math.h"
+#include "decode/logits_processor.h"
 #include "decode/search.h"
 #include "ops/log_softmax.h"
 
@@ -41,17 +43,22 @@ void finish(SentenceSearch& sentence, Beam beam, const SearchOptions& options) {
   sentence.finished.push_back(std::move(hypothesis));
 }
 
-// Advances one sentence by one token. Returns the origin beam of each new live beam.
-std::vector<int> advance(SentenceSearch& sentence, const float* log_probs, int64_t width,
-                         const SearchOptions& options) {
+// Advances one sentence by one token on its rows of log-probs (live beams, width). Returns the
+// origin beam of each new live beam.
+std::vector<int> advance(SentenceSearch& sentence, float* log_probs, int64_t width, const SearchOptions& options,
+                         const LogitsProcessors& processors) {
   int k = options.beam;
   std::vector<Beam> next;
   std::vector<int> origins;
   std::vector<float> beam_log_probs;
-  for (const Beam& beam : sentence.beams) beam_log_probs.push_back(beam.log_prob);
+  for (size_t b = 0; b < sentence.beams.size(); ++b) {
+    processors.apply(log_probs + int64_t(b) * width, width, sentence.beams[b].tokens);
+    beam_log_probs.push_back(sentence.beams[b].log_prob);
+  }
   std::vector<Continuation> candidates = best_continuations(log_probs, width, beam_log_probs, size_t(2 * k));
   for (size_t rank = 0; rank < candidates.size(); ++rank) {
     const Continuation& candidate = candidates[rank];
+    if (candidate.log_prob == kForbiddenLogProb) break;  // best first: the rest are forbidden too
     Beam beam{sentence.beams[candidate.beam].tokens, candidate.log_prob};
     beam.tokens.push_back(candidate.token);
     if (candidate.token == options.eos_id) {
@@ -63,6 +70,9 @@ std::vector<int> advance(SentenceSearch& sentence, const float* log_probs, int64
     }
     if (int(next.size()) == k && int(sentence.finished.size()) >= k) break;
   }
+  if (next.empty())  // every continuation forbidden: the live beams end where they are
+    for (Beam& beam : sentence.beams)
+      if (int(sentence.finished.size()) < k) finish(sentence, std::move(beam), options);
   sentence.beams = std::move(next);
   return origins;
 }
@@ -94,17 +104,19 @@ struct Advanced {
   bool done = false;
 };
 
-// Advances every active sentence by one token on its rows of log_probs (R, V); a sentence that
-// is done puts its n-best into `result`. Sentences are independent, so they run in parallel.
-std::vector<Advanced> advance_all(std::vector<SentenceSearch>& active, const Tensor& log_probs,
+// Advances every active sentence by one token on its rows of log_probs (R, V), which the
+// processors may change; a sentence that is done puts its n-best into `result`. Sentences are independent, so they run
+// in parallel.
+std::vector<Advanced> advance_all(std::vector<SentenceSearch>& active, Tensor& log_probs,
                                   const std::vector<int64_t>& first_row, const SearchOptions& options,
-                                  std::vector<std::vector<Hypothesis>>& result) {
+                                  const LogitsProcessors& processors, std::vector<std::vector<Hypothesis>>& result) {
   const int64_t count = int64_t(active.size()), width = log_probs.dim(1);
+  float* rows = log_probs.data();
   std::vector<Advanced> advanced(static_cast<size_t>(count));
 #pragma omp parallel for schedule(dynamic) if (count > 1)
   for (int64_t i = 0; i < count; ++i) {
     SentenceSearch& sentence = active[i];
-    advanced[i].origins = advance(sentence, log_probs.data() + first_row[i] * width, width, options);
+    advanced[i].origins = advance(sentence, rows + first_row[i] * width, width, options, processors);
     advanced[i].done = sentence_done(sentence, options);
     if (advanced[i].done) result[sentence.index] = nbest(sentence, options.nbest);
   }
@@ -157,6 +169,7 @@ std::vector<std::vector<Hypothesis>> beam_search(const models::Seq2SeqModel& mod
     active[b].beams.push_back(Beam{{}, 0.f});
   }
   std::vector<int32_t> previous(source.size, options.bos_id);
+  const LogitsProcessors processors(options);
 
   std::vector<std::vector<Hypothesis>> result(source.size);
   std::vector<SentenceSearch> still_active;
@@ -166,7 +179,7 @@ std::vector<std::vector<Hypothesis>> beam_search(const models::Seq2SeqModel& mod
     Tensor logits = model.step(ctx, *state, previous);  // (R, V), R = live beams of all sentences
     ops::log_softmax_rows_in_place(logits);
     std::vector<int64_t> first_row = first_rows(active);
-    std::vector<Advanced> advanced = advance_all(active, logits, first_row, options, result);
+    std::vector<Advanced> advanced = advance_all(active, logits, first_row, options, processors, result);
     still_active.clear();
     keep_rows.clear();
     next.clear();

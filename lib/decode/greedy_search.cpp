@@ -4,6 +4,7 @@
 
 #include "core/fast_math.h"
 #include "core/rng.h"
+#include "decode/logits_processor.h"
 #include "decode/search.h"
 #include "ops/log_softmax.h"
 
@@ -12,7 +13,8 @@ namespace attn::decode {
 namespace {
 
 // One token per sentence per step until eos or the length limit: greedy search and sampling.
-// choose(row, width, sentence, position) picks the next token from a row of log-probabilities.
+// choose(row, width, sentence, position) picks the next token from a row of log-probabilities,
+// after the logits processors have forbidden what they forbid in it.
 template <class Choose>
 std::vector<Hypothesis> one_token_at_a_time(const models::Seq2SeqModel& model, const data::Batch& source,
                                             const SearchOptions& options, Choose choose) {
@@ -29,6 +31,7 @@ std::vector<Hypothesis> one_token_at_a_time(const models::Seq2SeqModel& model, c
     limits[b] = max_output_length(source.src_lengths[b], options);
   }
   std::vector<int32_t> previous(source.size, options.bos_id);
+  const LogitsProcessors processors(options);
 
   while (!active.empty()) {
     Tensor logits = model.step(ctx, *state, previous);  // (R, V)
@@ -38,9 +41,11 @@ std::vector<Hypothesis> one_token_at_a_time(const models::Seq2SeqModel& model, c
     std::vector<int64_t> still_active;
     std::vector<int32_t> next;
     for (size_t r = 0; r < active.size(); ++r) {
-      const float* row = logits.data() + r * width;
+      float* row = logits.data() + r * width;
       Hypothesis& hypothesis = result[active[r]];
+      processors.apply(row, width, hypothesis.tokens);
       int32_t token = choose(row, width, active[r], hypothesis.tokens.size());
+      if (row[token] == kForbiddenLogProb) continue;  // every token forbidden: the hypothesis ends here
       hypothesis.tokens.push_back(token);
       hypothesis.log_prob += row[token];
       bool done = token == options.eos_id || int64_t(hypothesis.tokens.size()) >= limits[active[r]];

@@ -39,6 +39,9 @@ struct SearchOptions {
   // Of the products of two activations (attention): f32, or bf16 when validating a bf16
   // training run. The weights' products follow their prepared forms.
   Precision precision = Precision::f32;
+  // Constraints (decode/logits_processor.h); 0 = off. The length limit wins over min_length.
+  int min_length = 0;       // eos is forbidden until the output holds this many tokens (eos not counted)
+  int no_repeat_ngram = 0;  // a token that would repeat an n-gram of this size of the output is forbidden
 };
 
 struct Hypothesis {
@@ -46,6 +49,13 @@ struct Hypothesis {
   float log_prob = 0.f;         // sum of token log-probabilities
   float score = 0.f;            // log_prob after the length penalty (greedy: log_prob)
 };
+
+// The one entry of decoding: per sentence of `source` (in batch row order) its n-best
+// hypotheses, best first. Dispatches on the options: sampling.enabled -> sample_search (one
+// hypothesis; streams: its key per batch row, e.g. the input line), beam 1 -> greedy_search
+// (one hypothesis), otherwise beam_search.
+std::vector<std::vector<Hypothesis>> search(const models::Seq2SeqModel& model, const data::Batch& source,
+                                            const SearchOptions& options, const std::vector<uint64_t>& streams);
 
 // Per sentence of `source` (in batch row order): the n-best hypotheses, best first.
 std::vector<std::vector<Hypothesis>> beam_search(const models::Seq2SeqModel& model, const data::Batch& source,

@@ -11,6 +11,17 @@ int64_t max_output_length(int64_t source_length, const SearchOptions& options) {
   return std::max<int64_t>(length, 1);
 }
 
+std::vector<std::vector<Hypothesis>> search(const models::Seq2SeqModel& model, const data::Batch& source,
+                                            const SearchOptions& options, const std::vector<uint64_t>& streams) {
+  if (!options.sampling.enabled && options.beam > 1) return beam_search(model, source, options);
+  std::vector<Hypothesis> found =
+      options.sampling.enabled ? sample_search(model, source, options, streams) : greedy_search(model, source, options);
+  std::vector<std::vector<Hypothesis>> nbest;
+  nbest.reserve(found.size());
+  for (Hypothesis& hypothesis : found) nbest.push_back({std::move(hypothesis)});
+  return nbest;
+}
+
 float length_penalty(int64_t length, float alpha) {
   return alpha == 0.f ? 1.f : std::pow((5.f + float(length)) / 6.f, alpha);
 }

@@ -35,6 +35,8 @@ TranslateOptions translate_options(const io::Config& config) {
   options.search.length_penalty = float(d.length_penalty);
   options.search.max_len_ratio = float(d.max_len_ratio);
   options.search.max_len_extra = d.max_len_extra;
+  options.search.min_length = d.min_length;
+  options.search.no_repeat_ngram = d.no_repeat_ngram;
   options.batch_size = d.batch_size;
   options.max_source_tokens = options.search.max_output_tokens = models::max_sequence_length(config);
   return options;
@@ -115,17 +117,9 @@ std::vector<Translation> Translator::translate_ids(const std::vector<std::vector
     std::vector<const std::vector<int32_t>*> sentences;
     for (int64_t line : lines) sentences.push_back(&encoded[line]);
     data::Batch batch = source_batch(sentences, options_.max_source_tokens);
-    std::vector<std::vector<Hypothesis>> found;
-    if (options_.search.sampling.enabled) {
-      std::vector<uint64_t> streams;
-      for (int64_t line : lines) streams.push_back(uint64_t(first_line + line));
-      for (Hypothesis& hypothesis : sample_search(model_, batch, options_.search, streams))
-        found.push_back({hypothesis});
-    } else if (options_.search.beam == 1) {
-      for (Hypothesis& hypothesis : greedy_search(model_, batch, options_.search)) found.push_back({hypothesis});
-    } else {
-      found = beam_search(model_, batch, options_.search);
-    }
+    std::vector<uint64_t> streams;  // sampling's: each line draws from its own
+    for (int64_t line : lines) streams.push_back(uint64_t(first_line + line));
+    std::vector<std::vector<Hypothesis>> found = search(model_, batch, options_.search, streams);
     for (size_t i = 0; i < lines.size(); ++i) {
       Translation& translation = result[lines[i]];
       translation.nbest = std::move(found[i]);

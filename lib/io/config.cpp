@@ -119,6 +119,8 @@ void DecodeConfig::validate(const std::string& path) const {
   require_at_least(key("batch_size"), batch_size, 1);
   require_at_least(key("nbest"), nbest, 1);
   ATTN_CHECK(nbest <= beam, key("nbest"), " (", nbest, ") must be <= ", key("beam"), " (", beam, ")");
+  require_at_least(key("min_length"), min_length, 0);
+  require_at_least(key("no_repeat_ngram"), no_repeat_ngram, 0);
 }
 
 void Config::validate(const std::string& path) const {

@@ -236,6 +236,10 @@ struct DecodeConfig {
   int max_len_extra = 10;
   int batch_size = 32;  // sentences per batch
   int nbest = 1;        // hypotheses returned per sentence (<= beam)
+  // No eos before the output holds this many tokens (eos not counted); the max output length
+  // wins over it. 0 = off.
+  int min_length = 0;
+  int no_repeat_ngram = 0;  // no n-gram of this size twice in an output; 0 = off
 
   template <class V>
   void visit(V& v) {
@@ -245,6 +249,8 @@ struct DecodeConfig {
     v("max_len_extra", max_len_extra);
     v("batch_size", batch_size);
     v("nbest", nbest);
+    v("min_length", min_length);
+    v("no_repeat_ngram", no_repeat_ngram);
   }
   void validate(const std::string& path) const;
 };

@@ -114,6 +114,8 @@ TEST_CASE("numeric flags that make no sense are errors that name the flag", "[cl
       {"attn-translate", "--nbest 0", "--nbest"},
       {"attn-translate", "--length-penalty -5", "--length-penalty"},
       {"attn-translate", "--threads 0", "--threads"},
+      {"attn-translate", "--min-length -1", "--min-length"},
+      {"attn-translate", "--no-repeat-ngram -2", "--no-repeat-ngram"},
       {"attn-average", "--out a.safetensors --last 0", "--last"},
       {"attn-dump-attention", "--src s.txt --beam 0", "--beam"},
       {"attn-dump-attention", "--src s.txt --batch-size 0", "--batch-size"},

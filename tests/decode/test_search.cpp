@@ -331,3 +331,132 @@ TEST_CASE("beam search gives every model kind the same result for a batch as for
     }
   }
 }
+
+namespace {
+
+// The hypotheses of `options`' search (greedy, beam or sampling: decode::search) of kSources,
+// every n-best one.
+std::vector<decode::Hypothesis> all_hypotheses(const models::Seq2SeqModel& model,
+                                               const decode::SearchOptions& options) {
+  std::vector<decode::Hypothesis> all;
+  for (auto& nbest : decode::search(model, batch_of_sources(kSources), options, kStreams))
+    for (auto& hypothesis : nbest) all.push_back(std::move(hypothesis));
+  return all;
+}
+
+struct SearchKind {
+  std::string label;
+  decode::SearchOptions options;
+};
+
+std::vector<SearchKind> search_kinds() {
+  return {{"greedy", options_with_beam(1)}, {"beam", options_with_beam(3, 3)}, {"sampling", sampling_options(5)}};
+}
+
+int64_t length_without_eos(const decode::Hypothesis& hypothesis) {
+  return int64_t(hypothesis.tokens.size()) - (ends_in_eos(hypothesis) ? 1 : 0);
+}
+
+// Whether some n-gram occurs twice in the tokens.
+bool repeats_ngram(const std::vector<int32_t>& tokens, size_t n) {
+  std::set<std::vector<int32_t>> seen;
+  for (size_t i = 0; i + n <= tokens.size(); ++i)
+    if (!seen.insert(std::vector<int32_t>(tokens.begin() + i, tokens.begin() + i + n)).second) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("search dispatches to greedy - beam search or sampling", "[decode][search]") {
+  auto model = search_model();
+  data::Batch batch = batch_of_sources(kSources);
+  auto greedy = decode::search(*model, batch, options_with_beam(1), kStreams);
+  auto beam = decode::search(*model, batch, options_with_beam(3, 2), kStreams);
+  auto sampled = decode::search(*model, batch, sampling_options(7, 2.f), kStreams);
+  const auto greedy_alone = decode::greedy_search(*model, batch, options_with_beam(1));
+  const auto beam_alone = decode::beam_search(*model, batch, options_with_beam(3, 2));
+  const auto sampled_alone = decode::sample_search(*model, batch, sampling_options(7, 2.f), kStreams);
+  REQUIRE(greedy.size() == kSources.size());
+  for (size_t s = 0; s < kSources.size(); ++s) {
+    INFO("sentence " << s);
+    REQUIRE(greedy[s].size() == 1);
+    REQUIRE(sampled[s].size() == 1);
+    CHECK(greedy[s][0].tokens == greedy_alone[s].tokens);
+    CHECK(sampled[s][0].tokens == sampled_alone[s].tokens);
+    REQUIRE(beam[s].size() == beam_alone[s].size());
+    for (size_t i = 0; i < beam[s].size(); ++i) CHECK(beam[s][i].tokens == beam_alone[s][i].tokens);
+  }
+}
+
+TEST_CASE("min length keeps eos away until the output holds N tokens - in greedy - beam search and sampling",
+          "[decode][search][logits_processor]") {
+  auto model = search_model();
+  constexpr int64_t kMinLength = 9;
+  for (SearchKind kind : search_kinds()) {
+    INFO(kind.label);
+    int shorter_before = 0;  // unconstrained outputs the constraint must lengthen
+    for (const auto& hypothesis : all_hypotheses(*model, kind.options))
+      shorter_before += ends_in_eos(hypothesis) && length_without_eos(hypothesis) < kMinLength;
+    CHECK(shorter_before >= 2);
+    kind.options.min_length = int(kMinLength);
+    for (const auto& hypothesis : all_hypotheses(*model, kind.options)) {
+      INFO("output of " << hypothesis.tokens.size() << " tokens");
+      CHECK(length_without_eos(hypothesis) >= kMinLength);
+      CHECK(std::isfinite(hypothesis.log_prob));
+    }
+  }
+}
+
+TEST_CASE("min length above the length limit: the limit wins", "[decode][search][logits_processor]") {
+  auto model = search_model();
+  for (SearchKind kind : search_kinds()) {
+    INFO(kind.label);
+    kind.options.min_length = 1000;
+    const auto found = decode::search(*model, batch_of_sources(kSources), kind.options, kStreams);
+    for (size_t s = 0; s < kSources.size(); ++s)
+      for (const auto& hypothesis : found[s]) {
+        CHECK_FALSE(ends_in_eos(hypothesis));
+        CHECK(int64_t(hypothesis.tokens.size()) ==
+              decode::max_output_length(int64_t(kSources[s].size()), kind.options));
+      }
+  }
+}
+
+TEST_CASE("no-repeat-ngram keeps every n-gram of an output unique - in greedy - beam search and sampling",
+          "[decode][search][logits_processor]") {
+  // A random model with tied embeddings mostly repeats its last token, so unconstrained
+  // outputs repeat bigrams and trigrams.
+  auto model = attn::testing::tiny_transformer(3);
+  for (size_t n : {size_t(1), size_t(2), size_t(3)}) {
+    for (SearchKind kind : search_kinds()) {
+      INFO(kind.label << ", n-grams of " << n);
+      int repeating_before = 0;
+      for (const auto& hypothesis : all_hypotheses(*model, kind.options))
+        repeating_before += repeats_ngram(hypothesis.tokens, n);
+      CHECK(repeating_before >= 2);
+      kind.options.no_repeat_ngram = int(n);
+      for (const auto& hypothesis : all_hypotheses(*model, kind.options)) {
+        CHECK_FALSE(repeats_ngram(hypothesis.tokens, n));
+        CHECK(std::isfinite(hypothesis.log_prob));
+      }
+    }
+  }
+}
+
+TEST_CASE("a hypothesis whose every next token is forbidden ends where it is", "[decode][search][logits_processor]") {
+  // No eos before 1000 tokens and no token twice: after the 10 other ids of the tiny
+  // vocabulary nothing is left.
+  auto model = search_model();
+  for (SearchKind kind : search_kinds()) {
+    INFO(kind.label);
+    kind.options.min_length = 1000;
+    kind.options.no_repeat_ngram = 1;
+    kind.options.max_len_extra = 1000;
+    for (const auto& hypothesis : all_hypotheses(*model, kind.options)) {
+      CHECK(int64_t(hypothesis.tokens.size()) == attn::testing::kTinyVocab - 1);  // every id but eos, once
+      CHECK_FALSE(ends_in_eos(hypothesis));
+      CHECK_FALSE(repeats_ngram(hypothesis.tokens, 1));
+      CHECK(std::isfinite(hypothesis.log_prob));
+    }
+  }
+}

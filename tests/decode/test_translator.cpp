@@ -131,11 +131,7 @@ TEST_CASE("a source at the position limit never runs the decoder past the table"
   decode::SearchOptions options = fixture.options(1).search;  // 1.5 x 60 + 10 = 100 > 60
   for (int beam : {1, 2}) {
     options.beam = beam;
-    std::vector<std::vector<decode::Hypothesis>> found;
-    if (beam == 1)
-      found.push_back(decode::greedy_search(*fixture.model, batch, options));
-    else
-      found = decode::beam_search(*fixture.model, batch, options);
+    const std::vector<std::vector<decode::Hypothesis>> found = decode::search(*fixture.model, batch, options, {1});
     REQUIRE_FALSE(found.front().empty());
     CHECK(int64_t(found.front().front().tokens.size()) <= kPositions);
   }
@@ -229,6 +225,8 @@ TEST_CASE("translate_options reads decode.* and caps lengths at the model's limi
   config.decode.max_len_ratio = 2.0;
   config.decode.max_len_extra = 3;
   config.decode.batch_size = 11;
+  config.decode.min_length = 4;
+  config.decode.no_repeat_ngram = 3;
   config.model.transformer.max_positions = 96;
   config.data.max_len = 20;
   config.model.type = "transformer";
@@ -239,6 +237,8 @@ TEST_CASE("translate_options reads decode.* and caps lengths at the model's limi
   CHECK(transformer.search.max_len_ratio == 2.f);
   CHECK(transformer.search.max_len_extra == 3);
   CHECK(transformer.batch_size == 11);
+  CHECK(transformer.search.min_length == 4);
+  CHECK(transformer.search.no_repeat_ngram == 3);
   CHECK(transformer.max_source_tokens == 96);  // the position table
   CHECK(transformer.search.max_output_tokens == 96);
   config.model.type = "rnn";

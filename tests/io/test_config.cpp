@@ -66,6 +66,8 @@ TEST_CASE("an empty config gives the documented defaults", "[io][config]") {
   CHECK(c.train.label_smoothing == 0.1);
   CHECK(c.decode.beam == 5);
   CHECK(c.decode.max_len_ratio == 1.5);
+  CHECK(c.decode.min_length == 0);
+  CHECK(c.decode.no_repeat_ngram == 0);
 }
 
 TEST_CASE("config_to_json holds every key and reads back to the same config", "[io][config]") {
@@ -207,6 +209,8 @@ TEST_CASE("validation names the out-of-range key and value", "[io][config]") {
   CHECK(error_of_json({{"vocab", {{"size", 15}}}}) == "vocab.size must be >= 16; got 15");
   CHECK_THAT(error_of_json({{"vocab", {{"joint", false}}}}), Contains("model.shared_embeddings requires vocab.joint"));
   CHECK_THAT(error_of_json({{"decode", {{"nbest", 6}}}}), Contains("decode.nbest (6) must be <= decode.beam (5)"));
+  CHECK(error_of_json({{"decode", {{"min_length", -1}}}}) == "decode.min_length must be >= 0; got -1");
+  CHECK(error_of_json({{"decode", {{"no_repeat_ngram", -3}}}}) == "decode.no_repeat_ngram must be >= 0; got -3");
   CHECK_THAT(error_of_json({{"data", {{"max_len", 300}}}}),
              Contains("model.transformer.max_positions (256) must be >="));
   // The same long data is fine for an RNN, which has no position table.
