@@ -80,7 +80,7 @@ TEST_CASE("attention under a mask equals a plain loop - lengths - causality - bi
   }
 }
 
-TEST_CASE("an attention bias shifts the scores of a row by bias(head, query position, key position)",
+TEST_CASE("an attention bias shifts the scores of a row by bias(head - query position - key position)",
           "[ops][attention][mask]") {
   // q = 0: every score is 0, so a row's weights are softmax(bias) exactly.
   const int64_t H = 2, Tq = 2, Tk = 3, Dh = 4;
