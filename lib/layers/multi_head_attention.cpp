@@ -6,8 +6,8 @@
 namespace attn::layers {
 
 MultiHeadAttention::MultiHeadAttention(ParameterStore& store, const std::string& name, Kind kind, int64_t width,
-                                       int64_t heads, float attention_dropout)
-    : heads_(heads), attention_dropout_(attention_dropout) {
+                                       int64_t heads, float attention_dropout, const PositionScheme* positions)
+    : heads_(heads), attention_dropout_(attention_dropout), positions_(positions) {
   ATTN_CHECK(heads >= 1 && width % heads == 0, name, ": width ", width, " is not divisible by ", heads, " heads");
   if (kind == Kind::self) {
     qkv_ = Linear(store, name + ".qkv", width, 3 * width);
@@ -19,11 +19,9 @@ MultiHeadAttention::MultiHeadAttention(ParameterStore& store, const std::string&
 }
 
 AttentionOutput MultiHeadAttention::attend(const RunContext& ctx, const Tensor& queries, const Tensor& keys,
-                                           const Tensor& values, const std::vector<int32_t>& key_lengths,
-                                           bool causal) const {
+                                           const Tensor& values, const ops::AttentionMask& mask) const {
   ops::AttentionOptions options;
-  options.causal = causal;
-  options.key_lengths = key_lengths;
+  options.mask = mask;
   options.dropout = attention_dropout_;
   options.training = ctx.training;
   options.rng = ctx.rng;
@@ -34,24 +32,29 @@ AttentionOutput MultiHeadAttention::attend(const RunContext& ctx, const Tensor& 
 }
 
 AttentionOutput MultiHeadAttention::self_attention(const RunContext& ctx, const Tensor& x,
-                                                   const std::vector<int32_t>& key_lengths, bool causal) const {
+                                                   const ops::AttentionMask& mask) const {
   const int64_t width = x.dim(-1);
   const DType dtype = ctx.matmul_input_dtype();
   Tensor qkv = qkv_(ctx.tape, x);  // (B, T, 3D): the heads are read out of it in place
   Tensor q = ops::split_heads(ctx.tape, qkv, heads_, 0, width, dtype);  // (B, H, T, Dh)
   Tensor k = ops::split_heads(ctx.tape, qkv, heads_, width, width, dtype);
   Tensor v = ops::split_heads(ctx.tape, qkv, heads_, 2 * width, width, dtype);
-  return attend(ctx, q, k, v, key_lengths, causal);
+  if (positions_) positions_->rotate_queries_keys(ctx.tape, q, k, 0);
+  return attend(ctx, q, k, v, mask);
 }
 
-AttentionOutput MultiHeadAttention::self_attention_step(const RunContext& ctx, const Tensor& x, KvCache& cache) const {
+AttentionOutput MultiHeadAttention::self_attention_step(const RunContext& ctx, const Tensor& x, KvCache& cache,
+                                                        const ops::AttentionMask& mask) const {
   const int64_t width = x.dim(-1);
-  Tensor qkv = qkv_(ctx.tape, x);  // (B, 1, 3D)
-  cache.append(ops::split_heads(ctx.tape, qkv, heads_, width, width),
-               ops::split_heads(ctx.tape, qkv, heads_, 2 * width, width));
-  Tensor q = ops::split_heads(ctx.tape, qkv, heads_, 0, width);  // (B, H, 1, Dh)
-  // The newest query sees every cached key: causal in the offset form, nothing to mask.
-  return attend(ctx, q, cache.keys, cache.values, {}, false);
+  const int64_t position = cache.empty() ? 0 : cache.keys.dim(2);
+  Tensor qkv = qkv_(ctx.tape, x);                                    // (B, 1, 3D)
+  Tensor k = ops::split_heads(ctx.tape, qkv, heads_, width, width);  // (B, H, 1, Dh)
+  Tensor v = ops::split_heads(ctx.tape, qkv, heads_, 2 * width, width);
+  Tensor q = ops::split_heads(ctx.tape, qkv, heads_, 0, width);
+  if (positions_) positions_->rotate_queries_keys(ctx.tape, q, k, position);
+  cache.append(k, v);
+  // The newest query sees every cached key (causal in the offset form).
+  return attend(ctx, q, cache.keys, cache.values, mask);
 }
 
 KvCache MultiHeadAttention::project_memory(const RunContext& ctx, const Tensor& memory) const {
@@ -63,9 +66,9 @@ KvCache MultiHeadAttention::project_memory(const RunContext& ctx, const Tensor& 
 }
 
 AttentionOutput MultiHeadAttention::cross_attention(const RunContext& ctx, const Tensor& x, const KvCache& memory,
-                                                    const std::vector<int32_t>& memory_lengths) const {
+                                                    const ops::AttentionMask& mask) const {
   Tensor q = ops::split_heads(ctx.tape, query_(ctx.tape, x), heads_, ctx.matmul_input_dtype());  // (B, H, Tq, Dh)
-  return attend(ctx, q, memory.keys, memory.values, memory_lengths, false);
+  return attend(ctx, q, memory.keys, memory.values, mask);
 }
 
 }  // namespace attn::layers

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/parameter_store.h"
+#include "ops/add.h"
 #include "ops/embedding.h"
 
 namespace attn::layers {
@@ -19,17 +21,24 @@ Tensor sinusoid_table(int64_t max_positions, int64_t width) {
   return table;
 }
 
-PositionalEncoding::PositionalEncoding(ParameterStore& store, const std::string& name, int64_t max_positions,
-                                       int64_t width, bool learned)
-    : table_(learned ? store.add(name + ".weight", {max_positions, width}, init::normal(0.02f))
-                     : sinusoid_table(max_positions, width)) {}
+std::unique_ptr<PositionScheme> make_sinusoidal_positions(ParameterStore&, const std::string&,
+                                                          const PositionSchemeOptions& options) {
+  return std::make_unique<PositionTable>(sinusoid_table(options.max_positions, options.width));
+}
 
-Tensor PositionalEncoding::operator()(Tape& tape, int64_t first, int64_t length) const {
+std::unique_ptr<PositionScheme> make_learned_positions(ParameterStore& store, const std::string& name,
+                                                       const PositionSchemeOptions& options) {
+  return std::make_unique<PositionTable>(
+      store.add(name + ".weight", {options.max_positions, options.width}, init::normal(0.02f)));
+}
+
+Tensor PositionTable::embed(Tape& tape, const Tensor& x, int64_t first) const {
+  const int64_t length = x.dim(-2);
   ATTN_CHECK(first + length <= table_.dim(0), "sequence of ", first + length, " positions is longer than ",
              "max_positions ", table_.dim(0), " (model.transformer.max_positions)");
   std::vector<int32_t> positions(length);
   std::iota(positions.begin(), positions.end(), static_cast<int32_t>(first));
-  return ops::embedding(tape, table_, positions, {length});  // (T, D)
+  return ops::add(tape, x, ops::embedding(tape, table_, positions, {length}));  // (B, T, D) + (T, D)
 }
 
 }  // namespace attn::layers

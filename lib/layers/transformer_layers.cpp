@@ -14,18 +14,19 @@ Tensor Residual::operator()(const RunContext& ctx, const Tensor& x, Branch&& bra
 }
 
 TransformerEncoderLayer::TransformerEncoderLayer(ParameterStore& store, const std::string& name,
-                                                 const TransformerLayerOptions& options, int index)
+                                                 const TransformerLayerOptions& options, int index,
+                                                 const PositionScheme* positions)
     : index_(index),
       self_attention_(store, name + ".self_attn", MultiHeadAttention::Kind::self, options.width, options.heads,
-                      options.attention_dropout),
+                      options.attention_dropout, positions),
       feed_forward_(store, name + ".ffn", options.width, options.ffn_width, options.activation, options.dropout),
       attention_residual_(store, name + ".self_attn_norm", options),
       ffn_residual_(store, name + ".ffn_norm", options) {}
 
 Tensor TransformerEncoderLayer::operator()(const RunContext& ctx, const Tensor& x,
-                                           const std::vector<int32_t>& lengths) const {
+                                           const ops::AttentionMask& mask) const {
   Tensor attended = attention_residual_(ctx, x, [&](const Tensor& input) {
-    AttentionOutput result = self_attention_.self_attention(ctx, input, lengths, false);
+    AttentionOutput result = self_attention_.self_attention(ctx, input, mask);
     if (ctx.attention_maps) ctx.attention_maps->add(AttentionKind::encoder_self, index_, result.weights);
     return result.output;
   });
@@ -33,10 +34,11 @@ Tensor TransformerEncoderLayer::operator()(const RunContext& ctx, const Tensor& 
 }
 
 TransformerDecoderLayer::TransformerDecoderLayer(ParameterStore& store, const std::string& name,
-                                                 const TransformerLayerOptions& options, int index)
+                                                 const TransformerLayerOptions& options, int index,
+                                                 const PositionScheme* positions)
     : index_(index),
       self_attention_(store, name + ".self_attn", MultiHeadAttention::Kind::self, options.width, options.heads,
-                      options.attention_dropout),
+                      options.attention_dropout, positions),
       cross_attention_(store, name + ".cross_attn", MultiHeadAttention::Kind::cross, options.width, options.heads,
                        options.attention_dropout),
       feed_forward_(store, name + ".ffn", options.width, options.ffn_width, options.activation, options.dropout),
@@ -45,9 +47,9 @@ TransformerDecoderLayer::TransformerDecoderLayer(ParameterStore& store, const st
       ffn_residual_(store, name + ".ffn_norm", options) {}
 
 Tensor TransformerDecoderLayer::cross_and_ffn(const RunContext& ctx, const Tensor& x, const KvCache& memory,
-                                              const std::vector<int32_t>& memory_lengths) const {
+                                              const ops::AttentionMask& memory_mask) const {
   Tensor attended = cross_residual_(ctx, x, [&](const Tensor& input) {
-    AttentionOutput result = cross_attention_.cross_attention(ctx, input, memory, memory_lengths);
+    AttentionOutput result = cross_attention_.cross_attention(ctx, input, memory, memory_mask);
     if (ctx.attention_maps) ctx.attention_maps->add(AttentionKind::cross, index_, result.weights);
     return result.output;
   });
@@ -55,23 +57,23 @@ Tensor TransformerDecoderLayer::cross_and_ffn(const RunContext& ctx, const Tenso
 }
 
 Tensor TransformerDecoderLayer::operator()(const RunContext& ctx, const Tensor& x, const Tensor& memory,
-                                           const std::vector<int32_t>& memory_lengths) const {
+                                           const DecoderMasks& masks) const {
   Tensor attended = self_residual_(ctx, x, [&](const Tensor& input) {
-    AttentionOutput result = self_attention_.self_attention(ctx, input, {}, true);
+    AttentionOutput result = self_attention_.self_attention(ctx, input, masks.self);
     if (ctx.attention_maps) ctx.attention_maps->add(AttentionKind::decoder_self, index_, result.weights);
     return result.output;
   });
-  return cross_and_ffn(ctx, attended, project_memory(ctx, memory), memory_lengths);
+  return cross_and_ffn(ctx, attended, project_memory(ctx, memory), masks.memory);
 }
 
 Tensor TransformerDecoderLayer::step(const RunContext& ctx, const Tensor& x, DecoderLayerCache& cache,
-                                     const std::vector<int32_t>& memory_lengths) const {
+                                     const DecoderMasks& masks) const {
   Tensor attended = self_residual_(ctx, x, [&](const Tensor& input) {
-    AttentionOutput result = self_attention_.self_attention_step(ctx, input, cache.self);
+    AttentionOutput result = self_attention_.self_attention_step(ctx, input, cache.self, masks.self);
     if (ctx.attention_maps) ctx.attention_maps->add(AttentionKind::decoder_self, index_, result.weights);
     return result.output;
   });
-  return cross_and_ffn(ctx, attended, cache.memory, memory_lengths);
+  return cross_and_ffn(ctx, attended, cache.memory, masks.memory);
 }
 
 }  // namespace attn::layers

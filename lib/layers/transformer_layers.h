@@ -6,7 +6,6 @@
 //
 // Shapes: x (B, T, D), memory (B, S, D).
 #include <string>
-#include <vector>
 
 #include "layers/feed_forward.h"
 #include "layers/layer_norm.h"
@@ -38,11 +37,13 @@ class Residual {
   bool pre_norm_ = false;
 };
 
+// `positions` (may be null: no scheme acts inside attention) must outlive the layer.
 class TransformerEncoderLayer {
  public:
   TransformerEncoderLayer(ParameterStore& store, const std::string& name, const TransformerLayerOptions& options,
-                          int index);
-  Tensor operator()(const RunContext& ctx, const Tensor& x, const std::vector<int32_t>& lengths) const;
+                          int index, const PositionScheme* positions = nullptr);
+  // `mask`: the source's padding and the scheme's bias (TransformerModel builds it per batch).
+  Tensor operator()(const RunContext& ctx, const Tensor& x, const ops::AttentionMask& mask) const;
 
  private:
   int index_;
@@ -57,24 +58,29 @@ struct DecoderLayerCache {
   KvCache memory;
 };
 
+// The decoder's masks of one batch, shared by every decoder layer and every decoding step.
+struct DecoderMasks {
+  // Causal, with the scheme's bias. Causality alone keeps padded targets (which come last) out
+  // of every real position's view; a decoding step sees its whole cache in the offset form.
+  ops::AttentionMask self;
+  ops::AttentionMask memory;  // cross-attention: the source's padding
+};
+
 class TransformerDecoderLayer {
  public:
   TransformerDecoderLayer(ParameterStore& store, const std::string& name, const TransformerLayerOptions& options,
-                          int index);
-  // Teacher-forced: all target positions at once under the causal mask.
-  // Causality alone keeps padded targets (which come last) out of every real position's view.
-  Tensor operator()(const RunContext& ctx, const Tensor& x, const Tensor& memory,
-                    const std::vector<int32_t>& memory_lengths) const;
+                          int index, const PositionScheme* positions = nullptr);
+  // Teacher-forced: all target positions at once.
+  Tensor operator()(const RunContext& ctx, const Tensor& x, const Tensor& memory, const DecoderMasks& masks) const;
   // Incremental: one step (x: (B, 1, D)); the cache must hold the projected memory.
-  Tensor step(const RunContext& ctx, const Tensor& x, DecoderLayerCache& cache,
-              const std::vector<int32_t>& memory_lengths) const;
+  Tensor step(const RunContext& ctx, const Tensor& x, DecoderLayerCache& cache, const DecoderMasks& masks) const;
   KvCache project_memory(const RunContext& ctx, const Tensor& memory) const {
     return cross_attention_.project_memory(ctx, memory);
   }
 
  private:
   Tensor cross_and_ffn(const RunContext& ctx, const Tensor& x, const KvCache& memory,
-                       const std::vector<int32_t>& memory_lengths) const;
+                       const ops::AttentionMask& memory_mask) const;
 
   int index_;
   MultiHeadAttention self_attention_, cross_attention_;

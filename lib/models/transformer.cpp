@@ -4,7 +4,6 @@
 
 #include "layers/row_gather.h"
 #include "ops/activation.h"
-#include "ops/add.h"
 #include "ops/scale.h"
 
 namespace attn::models {
@@ -13,13 +12,14 @@ namespace {
 
 constexpr ModelType kFamily = ModelType::transformer;
 
-// The decoding state: one cache per decoder layer, the source lengths, the next position.
+// The decoding state: one cache per decoder layer, the batch's masks, the next position.
 // A reorder gathers the self-attention caches with the next step's append, and the source side
-// (the memory caches and lengths) only when a row changes sentence (layers::SourceRows).
+// (the memory caches and the source lengths of the masks) only when a row changes sentence
+// (layers::SourceRows).
 struct TransformerState : DecoderState {
   std::vector<layers::DecoderLayerCache> layers;
-  std::vector<int32_t> memory_lengths;  // (R)
-  layers::SourceRows source_rows;       // (R)
+  layers::DecoderMasks masks;      // masks.memory.key_lengths (R)
+  layers::SourceRows source_rows;  // (R)
   int64_t position = 0;
 
   void select_rows(const std::vector<int64_t>& rows) override {
@@ -28,7 +28,7 @@ struct TransformerState : DecoderState {
       cache.self.defer_select_rows(rows);
       if (source_moved) cache.memory.select_rows(rows);
     }
-    if (source_moved) memory_lengths = layers::select_rows(memory_lengths, rows);
+    if (source_moved) masks.memory.key_lengths = layers::select_rows(masks.memory.key_lengths, rows);
   }
   int64_t rows() const override { return source_rows.size(); }
 };
@@ -49,7 +49,7 @@ TransformerOptions transformer_options(const io::Config& config, const VocabSize
   options.encoder_layers = t.encoder_layers;
   options.decoder_layers = t.decoder_layers;
   options.max_positions = t.max_positions;
-  options.learned_positions = t.positions == Positions::learned;
+  options.positions = t.positions;
   return options;
 }
 
@@ -65,11 +65,12 @@ TransformerModel::TransformerModel(const TransformerOptions& options, uint64_t s
   // Registration order fixes the initial parameters of a seed (token_embeddings.h).
   embeddings_.add_source(store_);
   embeddings_.add_target(store_);
-  positions_ = layers::PositionalEncoding(store_, "positions", options.max_positions, width, options.learned_positions);
+  positions_ = layers::make_position_scheme(options.positions, store_, "positions",
+                                            {options.max_positions, width, options.layer.heads});
   for (int i = 0; i < options.encoder_layers; ++i)
-    encoder_.emplace_back(store_, "encoder.layers." + std::to_string(i), options.layer, i);
+    encoder_.emplace_back(store_, "encoder.layers." + std::to_string(i), options.layer, i, positions_.get());
   for (int i = 0; i < options.decoder_layers; ++i)
-    decoder_.emplace_back(store_, "decoder.layers." + std::to_string(i), options.layer, i);
+    decoder_.emplace_back(store_, "decoder.layers." + std::to_string(i), options.layer, i, positions_.get());
   if (options.layer.pre_norm) {
     encoder_norm_ = layers::LayerNorm(store_, "encoder.final_norm", width);
     decoder_norm_ = layers::LayerNorm(store_, "decoder.final_norm", width);
@@ -83,20 +84,29 @@ Tensor TransformerModel::embed(const layers::RunContext& ctx, const layers::Embe
                                int64_t first_position) const {
   float scale = std::sqrt(static_cast<float>(options_.layer.width));
   Tensor tokens = ops::scale(ctx.tape, table(ctx.tape, ids, {batch, length}), scale);  // (B, T, D)
-  Tensor positions = positions_(ctx.tape, first_position, length);                     // (T, D)
-  return ctx.dropout(ops::add(ctx.tape, tokens, positions), options_.layer.dropout);
+  return ctx.dropout(positions_->embed(ctx.tape, tokens, first_position), options_.layer.dropout);
+}
+
+ops::AttentionMask TransformerModel::encoder_mask(const std::vector<int32_t>& source_lengths) const {
+  return {source_lengths, false, positions_->attention_bias()};
+}
+
+layers::DecoderMasks TransformerModel::decoder_masks(const std::vector<int32_t>& source_lengths) const {
+  return {ops::AttentionMask::causal_mask(positions_->attention_bias()), ops::AttentionMask::padding(source_lengths)};
 }
 
 Tensor TransformerModel::encode(const layers::RunContext& ctx, const data::Batch& batch) const {
   Tensor x = embed(ctx, embeddings_.source(), batch.src, batch.size, batch.src_len, 0);  // (B, S, D)
-  for (const auto& layer : encoder_) x = layer(ctx, x, batch.src_lengths);
+  const ops::AttentionMask mask = encoder_mask(batch.src_lengths);
+  for (const auto& layer : encoder_) x = layer(ctx, x, mask);
   return options_.layer.pre_norm ? encoder_norm_(ctx.tape, x) : x;
 }
 
 Tensor TransformerModel::forward(const layers::RunContext& ctx, const data::Batch& batch) const {
   Tensor memory = encode(ctx, batch);                                                       // (B, S, D)
   Tensor y = embed(ctx, embeddings_.target(), batch.tgt_in, batch.size, batch.tgt_len, 0);  // (B, T, D)
-  for (const auto& layer : decoder_) y = layer(ctx, y, memory, batch.src_lengths);
+  const layers::DecoderMasks masks = decoder_masks(batch.src_lengths);
+  for (const auto& layer : decoder_) y = layer(ctx, y, memory, masks);
   if (options_.layer.pre_norm) y = decoder_norm_(ctx.tape, y);
   return embeddings_.project(ctx, y);  // (B, T, V)
 }
@@ -104,7 +114,7 @@ Tensor TransformerModel::forward(const layers::RunContext& ctx, const data::Batc
 std::unique_ptr<DecoderState> TransformerModel::start(const layers::RunContext& ctx, const data::Batch& batch) const {
   Tensor memory = encode(ctx, batch);  // (B, S, D)
   auto state = std::make_unique<TransformerState>();
-  state->memory_lengths = batch.src_lengths;
+  state->masks = decoder_masks(batch.src_lengths);
   state->source_rows = layers::SourceRows(batch.size);
   for (const auto& layer : decoder_) state->layers.push_back({layers::KvCache{}, layer.project_memory(ctx, memory)});
   return state;
@@ -115,7 +125,7 @@ Tensor TransformerModel::step(const layers::RunContext& ctx, DecoderState& base,
   auto& state = step_state<TransformerState>(base, previous_tokens);
   int64_t rows = state.rows();
   Tensor y = embed(ctx, embeddings_.target(), previous_tokens, rows, 1, state.position);  // (R, 1, D)
-  for (size_t i = 0; i < decoder_.size(); ++i) y = decoder_[i].step(ctx, y, state.layers[i], state.memory_lengths);
+  for (size_t i = 0; i < decoder_.size(); ++i) y = decoder_[i].step(ctx, y, state.layers[i], state.masks);
   if (options_.layer.pre_norm) y = decoder_norm_(ctx.tape, y);
   ++state.position;
   return embeddings_.project(ctx, y).view({rows, options_.target_vocab});  // (R, V)

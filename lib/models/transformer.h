@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "io/config.h"
-#include "layers/positional_encoding.h"
+#include "layers/positions.h"
 #include "layers/transformer_layers.h"
 #include "models/model_family.h"
 #include "models/seq2seq_model.h"
@@ -23,7 +23,7 @@ struct TransformerOptions : TokenEmbeddingOptions {
   int encoder_layers = 3;
   int decoder_layers = 3;
   int64_t max_positions = 256;
-  bool learned_positions = false;
+  Positions positions{};  // the scheme (layers::position_schemes()); {} is the first, sinusoidal
 };
 
 // The options of model.transformer and the model-wide embedding keys, for `vocab`.
@@ -46,13 +46,18 @@ class TransformerModel : public Seq2SeqModel {
   Tensor encode(const layers::RunContext& ctx, const data::Batch& batch) const;
 
  private:
+  // The masks of a batch, built once: the source's padding (+ the scheme's bias) for the
+  // encoder, causal (+ bias) for the decoder's self-attention, the padding for cross-attention.
+  ops::AttentionMask encoder_mask(const std::vector<int32_t>& source_lengths) const;
+  layers::DecoderMasks decoder_masks(const std::vector<int32_t>& source_lengths) const;
   // embedding(ids) * sqrt(D) + positions, then dropout: (B, T) -> (B, T, D).
   Tensor embed(const layers::RunContext& ctx, const layers::Embedding& table, const std::vector<int32_t>& ids,
                int64_t batch, int64_t length, int64_t first_position) const;
 
   TransformerOptions options_;
   TokenEmbeddings embeddings_;
-  layers::PositionalEncoding positions_;
+  // Held by pointer: the layers keep its address.
+  std::unique_ptr<layers::PositionScheme> positions_;
   std::vector<layers::TransformerEncoderLayer> encoder_;
   std::vector<layers::TransformerDecoderLayer> decoder_;
   layers::LayerNorm encoder_norm_, decoder_norm_;  // pre-norm only

@@ -26,11 +26,14 @@ Dims check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Atten
   Dims dims{q.dim(0), q.dim(1), q.dim(2), k.dim(2), q.dim(3)};
   ATTN_CHECK(dims.batch * dims.heads * dims.queries * dims.keys * dims.head_width > 0, "attention: empty input q ",
              to_string(q.shape()), ", k ", to_string(k.shape()));
-  ATTN_CHECK(!options.causal || dims.queries <= dims.keys, "attention: causal needs Tq <= Tk, got q ",
+  const AttentionMask& mask = options.mask;
+  ATTN_CHECK(!mask.causal || dims.queries <= dims.keys, "attention: causal needs Tq <= Tk, got q ",
              to_string(q.shape()), ", k ", to_string(k.shape()));
-  ATTN_CHECK(options.key_lengths.empty() || static_cast<int64_t>(options.key_lengths.size()) == dims.batch,
-             "attention: ", options.key_lengths.size(), " key lengths for a batch of B=", dims.batch);
-  for (int32_t length : options.key_lengths) {
+  ATTN_CHECK(!mask.bias || dims.queries <= dims.keys, "attention: a bias needs Tq <= Tk, got q ", to_string(q.shape()),
+             ", k ", to_string(k.shape()));
+  ATTN_CHECK(mask.key_lengths.empty() || static_cast<int64_t>(mask.key_lengths.size()) == dims.batch,
+             "attention: ", mask.key_lengths.size(), " key lengths for a batch of B=", dims.batch);
+  for (int32_t length : mask.key_lengths) {
     ATTN_CHECK(length >= 0 && length <= dims.keys, "attention: key length ", length, " outside [0, Tk=", dims.keys,
                "]");
   }
@@ -41,19 +44,24 @@ Dims check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Atten
 }
 
 // Both masks hide a suffix of the keys, so row (b, i) sees exactly keys j < visible_keys.
-int64_t visible_keys(const Dims& dims, const AttentionOptions& options, int64_t b, int64_t i) {
-  int64_t limit = options.key_lengths.empty() ? dims.keys : options.key_lengths[b];
-  if (options.causal) limit = std::min(limit, i + (dims.keys - dims.queries) + 1);
+int64_t visible_keys(const Dims& dims, const AttentionMask& mask, int64_t b, int64_t i) {
+  int64_t limit = mask.key_lengths.empty() ? dims.keys : mask.key_lengths[b];
+  if (mask.causal) limit = std::min(limit, i + (dims.keys - dims.queries) + 1);
   return limit;
 }
 
-// scores (B, H, Tq, Tk), already scaled, become P in place: S + M, then softmax over each row.
-void masked_softmax(Tensor& scores, const Dims& dims, const AttentionOptions& options) {
+// scores (B, H, Tq, Tk), already scaled, become P in place: S + A + M, then softmax over each row.
+void masked_softmax(Tensor& scores, const Dims& dims, const AttentionMask& mask) {
   float* values = scores.data();
 #pragma omp parallel for if (scores.numel() > kParallelWork) schedule(static)
   for (int64_t r = 0; r < dims.rows(); ++r) {
     float* row = values + r * dims.keys;
-    int64_t visible = visible_keys(dims, options, r / (dims.heads * dims.queries), r % dims.queries);
+    int64_t query = r % dims.queries;
+    int64_t visible = visible_keys(dims, mask, r / (dims.heads * dims.queries), query);
+    if (mask.bias) {
+      int64_t head = (r / dims.queries) % dims.heads, position = query + (dims.keys - dims.queries);
+      for (int64_t j = 0; j < visible; ++j) row[j] += mask.bias(head, position, j);
+    }
     for (int64_t j = visible; j < dims.keys; ++j) row[j] += kMaskValue;
     float max = *std::max_element(row, row + dims.keys);
     float sum = 0.f;
@@ -113,7 +121,8 @@ struct SavedAttention {
   Precision precision;
 };
 
-// Backward of S = c Q K^T + M, P = softmax(S), Pd = dropout(P), O = Pd V with c = 1/sqrt(Dh):
+// Backward of S = c Q K^T + A + M (A and M are constants), P = softmax(S), Pd = dropout(P), O = Pd V with c =
+// 1/sqrt(Dh):
 //   dV += Pd^T dO                      (Tk,Tq) x (Tq,Dh)
 //   G   = dO V^T                       (Tq,Dh) x (Dh,Tk)   d/dPd
 //   dS  = Pd * G - P * rowsum(Pd * G)  (= P * (dP - rowsum(dP * P)) without dropout)
@@ -158,7 +167,7 @@ AttentionResult attention(Tape& tape, const Tensor& q, const Tensor& k, const Te
   Tensor weights = Tensor::empty({dims.batch, dims.heads, dims.queries, dims.keys});  // (B, H, Tq, Tk)
   gemm(MatrixView::of(q_operand), MatrixView::of(k_operand).transposed(), MatrixView::of(weights),
        GemmOptions::overwrite(scale));
-  masked_softmax(weights, dims, options);
+  masked_softmax(weights, dims, options.mask);
 
   bool drop = options.training && options.dropout > 0.f;
   Tensor dropped = drop ? dropout_weights(weights, options.dropout, *options.rng) : weights;  // (B, H, Tq, Tk)

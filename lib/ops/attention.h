@@ -1,14 +1,18 @@
 #pragma once
 // attention: fused scaled dot-product attention, one op with its own backward.
 //
-//   S = Q K^T / sqrt(Dh) + M,   P = softmax(S) over keys,   O = dropout(P) V
+//   S = Q K^T / sqrt(Dh) + A + M,   P = softmax(S) over keys,   O = dropout(P) V
 //
 // Shapes: B batch, H heads, Tq query length, Tk key length, Dh per-head width.
 //   q (B, H, Tq, Dh), k (B, H, Tk, Dh), v (B, H, Tk, Dh) -> output (B, H, Tq, Dh),
 //   weights (B, H, Tq, Tk).
-// M is kMaskValue (ops/mask.h) where a key is hidden and 0 elsewhere, so hidden keys get a
+// M is kMaskValue (ops/masks.h) where a key is hidden and 0 elsewhere, so hidden keys get a
 // weight of exactly 0 (a row with every key hidden stays finite instead of turning into NaN).
+// A is the mask's optional per-head additive bias over the visible keys (ALiBi's distance
+// penalty); it is a constant, so the backward is softmax's whatever A is.
 #include <cstdint>
+#include <functional>
+#include <utility>
 #include <vector>
 
 #include "autograd/tape.h"
@@ -18,12 +22,30 @@
 
 namespace attn::ops {
 
-struct AttentionOptions {
-  // Query i sees keys j <= i + (Tk - Tq): the offset form also serves incremental decoding with
-  // a KV cache (Tq = 1 sees all Tk keys). Needs Tq <= Tk.
-  bool causal = false;
+// A(head, query position, key position), added to the scaled score of a visible key.
+using AttentionBias = std::function<float(int64_t head, int64_t query_position, int64_t key_position)>;
+
+// Which keys each query sees, and what is added to their scores: built once per batch (encoder
+// self-attention, decoder self-attention, cross-attention) and handed down as one value.
+//
+// Positions: key j is at position j; query row i is at position i + (Tk - Tq), the offset form,
+// so that a decoding step (Tq = 1 over a KV cache of Tk keys) is at position Tk - 1, as its row
+// is in the full forward.
+struct AttentionMask {
   // (B) valid keys per batch row; empty = all valid. Keys j >= length get weight exactly 0.
   std::vector<int32_t> key_lengths;
+  // Query i sees keys j <= its position: with the offset form this also serves incremental
+  // decoding with a KV cache (Tq = 1 sees all Tk keys). Needs Tq <= Tk.
+  bool causal = false;
+  // Empty: no bias.
+  AttentionBias bias;
+
+  static AttentionMask padding(std::vector<int32_t> key_lengths) { return {std::move(key_lengths), false, {}}; }
+  static AttentionMask causal_mask(AttentionBias bias = {}) { return {{}, true, std::move(bias)}; }
+};
+
+struct AttentionOptions {
+  AttentionMask mask;
   // Dropout on the attention weights with inverted scaling 1 / (1 - dropout), applied only when
   // training; draws from *rng (required then).
   float dropout = 0.f;

@@ -94,10 +94,11 @@ TEST_CASE("multi-head attention maps (B - N - D) to (B - N - D) with weights (B 
   layers::RunContext ctx{tape};
   Tensor x = testing::random_tensor({batch, queries, width}, 1, 1.f, false);    // (B, Tq, D)
   Tensor memory = testing::random_tensor({batch, keys, width}, 2, 1.f, false);  // (B, S, D)
-  layers::AttentionOutput attended = self.self_attention(ctx, x, {4, 3}, false);
+  layers::AttentionOutput attended = self.self_attention(ctx, x, ops::AttentionMask::padding({4, 3}));
   CHECK(attended.output.shape() == Shape{batch, queries, width});
   CHECK(attended.weights.shape() == Shape{batch, heads, queries, queries});
-  layers::AttentionOutput crossed = cross.cross_attention(ctx, x, cross.project_memory(ctx, memory), {6, 2});
+  layers::AttentionOutput crossed =
+      cross.cross_attention(ctx, x, cross.project_memory(ctx, memory), ops::AttentionMask::padding({6, 2}));
   CHECK(crossed.output.shape() == Shape{batch, queries, width});
   CHECK(crossed.weights.shape() == Shape{batch, heads, queries, keys});
 }

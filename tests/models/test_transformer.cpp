@@ -14,7 +14,7 @@ TEST_CASE("transformer gradients match finite differences through the whole mode
   SECTION("post-norm, sinusoidal positions, tied shared embeddings") {}
   SECTION("pre-norm, learned positions, separate untied embeddings") {
     options.layer.pre_norm = true;
-    options.learned_positions = true;
+    options.positions = Positions::learned;
     options.shared_embeddings = false;
     options.tied_embeddings = false;
   }

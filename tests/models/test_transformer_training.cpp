@@ -91,7 +91,8 @@ TEST_CASE("encoder self-attention without positions is permutation-equivariant",
     layers::RunContext ctx{tape};
     ctx.attention_maps = &maps;
     Tensor in = Tensor::from_vector({batch, length, width}, input);  // (B, S, D)
-    std::vector<float> out = layer(ctx, in, {int32_t(length), int32_t(length)}).to_vector();
+    std::vector<float> out =
+        layer(ctx, in, ops::AttentionMask::padding({int32_t(length), int32_t(length)})).to_vector();
     REQUIRE(maps.maps.size() == 1);
     return std::make_pair(out, maps.maps[0].weights.to_vector());
   };

@@ -5,8 +5,8 @@
 
 #include "grad_check.h"
 #include "bf16_support.h"
-#include "ops/gemm.h"
 #include "ops/attention.h"
+#include "ops/gemm.h"
 
 using namespace attn;
 using attn::testing::check_gradients;
@@ -21,8 +21,8 @@ struct Problem {
 
   ops::AttentionOptions options() const {
     ops::AttentionOptions o;
-    o.causal = causal;
-    o.key_lengths = key_lengths;
+    o.mask.causal = causal;
+    o.mask.key_lengths = key_lengths;
     return o;
   }
   // Keys j < visible(b, i) are seen by query i of batch row b.
@@ -136,7 +136,7 @@ TEST_CASE("causal attention of one query over a KV cache equals the last row of 
   Tensor k = random_tensor({B, H, T, Dh}, 31, 1.f, false);
   Tensor v = random_tensor({B, H, T, Dh}, 32, 1.f, false);
   ops::AttentionOptions causal;
-  causal.causal = true;
+  causal.mask.causal = true;
   auto full = ops::attention(tape, q, k, v, causal);
 
   auto q_all = q.to_vector();
@@ -258,9 +258,9 @@ TEST_CASE("attention rejects mismatched shapes naming them", "[ops][attention]")
   CHECK_THROWS_WITH(ops::attention(tape, q, k, v_bad),
                     Catch::Contains("(1, 2, 5, 3)") && Catch::Contains("(1, 2, 5, 4)"));
   ops::AttentionOptions options;
-  options.key_lengths = {6};
+  options.mask.key_lengths = {6};
   CHECK_THROWS_WITH(ops::attention(tape, q, k, k, options), Catch::Contains("key length 6"));
   ops::AttentionOptions causal;
-  causal.causal = true;
+  causal.mask.causal = true;
   CHECK_THROWS_WITH(ops::attention(tape, k, q, q, causal), Catch::Contains("Tq <= Tk"));
 }
