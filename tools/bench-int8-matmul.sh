@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The int8 kernel comparison of README's "int8 decoding": builds tools/int8-matmul-kernels.cpp
+# The int8 kernel comparison of docs/performance.md's "The int8 kernel": builds tools/int8-matmul-kernels.cpp
 # against the system's oneDNN and runs it for the given row counts (default 5 32 160).
 #
 #   tools/bench-int8-matmul.sh [--threads 2] [ROWS...]

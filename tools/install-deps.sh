@@ -14,6 +14,7 @@ packages=(
   libspdlog-dev         # logging
   libsentencepiece-dev  # tokenization (library, not the CLI)
   catch2                # unit tests (Catch2 2.13)
+  clang-format          # .ci/run checks the formatting (tools/check-format.sh)
   libopenmpi-dev openmpi-bin  # data-parallel training: mpirun -np N attn-train
   curl ca-certificates python3  # tools/get-data.sh downloads the corpus and splits it
 )

@@ -1,5 +1,5 @@
 // Which oneDNN kernel an int8 decoding product runs on, and how long it takes, for the row
-// counts of beam decoding (README, "int8 decoding"). Built and run by tools/bench-int8-matmul.sh.
+// counts of beam decoding (docs/performance.md, "The int8 kernel"). Built and run by tools/bench-int8-matmul.sh.
 //
 // For each shape (M rows x K inner x N outputs) it times three forms of c = a W^T:
 //   f32 packed        f32 a, W packed in the layout oneDNN picks (f32 decoding)

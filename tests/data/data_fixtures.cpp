@@ -47,7 +47,7 @@ const std::string& tiny_vocab_model(const std::string& type) {
   data::VocabTrainOptions options;
   options.inputs = {corpus};
   options.model_prefix = directory.file(type);
-  options.type = type;
+  options.type = *parse_choice<VocabType>(type);
   options.vocab_size = 100;
   options.threads = 1;
   data::train_vocab(options);

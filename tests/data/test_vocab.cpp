@@ -109,9 +109,6 @@ TEST_CASE("train_vocab errors name the inputs", "[data][vocab]") {
   options.vocab_size = 500;
   CHECK_THROWS_WITH(data::train_vocab(options), Catch::Contains("small.txt") && Catch::Contains("500"));
   CHECK(!std::filesystem::exists(directory.file("m.model")));
-
-  options.type = "word";
-  CHECK_THROWS_WITH(data::train_vocab(options), Catch::Contains("word"));
 }
 
 TEST_CASE("loading a missing model names its path", "[data][vocab]") {

@@ -229,7 +229,7 @@ TEST_CASE("translate_options reads decode.* and caps lengths at the model's limi
   config.decode.no_repeat_ngram = 3;
   config.model.transformer.max_positions = 96;
   config.data.max_len = 20;
-  config.model.type = "transformer";
+  config.model.type = ModelType::transformer;
   decode::TranslateOptions transformer = decode::translate_options(config);
   CHECK(transformer.search.beam == 7);
   CHECK(transformer.search.nbest == 1);
@@ -241,7 +241,7 @@ TEST_CASE("translate_options reads decode.* and caps lengths at the model's limi
   CHECK(transformer.search.no_repeat_ngram == 3);
   CHECK(transformer.max_source_tokens == 96);  // the position table
   CHECK(transformer.search.max_output_tokens == 96);
-  config.model.type = "rnn";
+  config.model.type = ModelType::rnn;
   decode::TranslateOptions rnn = decode::translate_options(config);
   CHECK(rnn.max_source_tokens == 80);  // 4 x data.max_len: an RNN has no table, but a cap
   CHECK(rnn.search.max_output_tokens == 80);
@@ -250,11 +250,11 @@ TEST_CASE("translate_options reads decode.* and caps lengths at the model's limi
 TEST_CASE("an ensemble's translate_options are the first config's - with lengths capped by the smallest limit",
           "[decode][translator][ensemble]") {
   io::Config transformer;  // limit 96: its position table
-  transformer.model.type = "transformer";
+  transformer.model.type = ModelType::transformer;
   transformer.model.transformer.max_positions = 96;
   transformer.decode.beam = 7;
   io::Config rnn;  // limit 80: 4 x data.max_len
-  rnn.model.type = "rnn";
+  rnn.model.type = ModelType::rnn;
   rnn.data.max_len = 20;
   rnn.decode.beam = 3;
   for (const bool transformer_first : {true, false}) {

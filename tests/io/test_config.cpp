@@ -50,17 +50,17 @@ TEST_CASE("an empty config gives the documented defaults", "[io][config]") {
   Config c = config_from_json(json::object());
   CHECK(c.output_dir == "runs/en-it");
   CHECK(c.data.max_len == 100);
-  CHECK(c.vocab.type == "unigram");
+  CHECK(c.vocab.type == VocabType::unigram);
   CHECK(c.vocab.size == 8000);
   CHECK(c.vocab.max_sentences == 2000000);
-  CHECK(c.model.type == "transformer");
+  CHECK(c.model.type == ModelType::transformer);
   CHECK(c.model.tied_embeddings);
   CHECK(c.model.shared_embeddings);
   CHECK(c.model.transformer.d_model == 256);
   CHECK(c.model.transformer.heads == 4);
   CHECK(c.model.transformer.ffn_dim == 1024);
   CHECK(c.model.rnn.decoder_hidden == 512);
-  CHECK(c.train.schedule == "inverse_sqrt");
+  CHECK(c.train.schedule == ScheduleType::inverse_sqrt);
   CHECK(c.train.adam_epsilon == 1e-9);
   CHECK(c.train.max_time.seconds == 0);
   CHECK(c.train.label_smoothing == 0.1);
@@ -74,10 +74,10 @@ TEST_CASE("config_to_json holds every key and reads back to the same config", "[
   Config c;
   c.output_dir = "runs/x";
   c.data.train_src = "a.en";
-  c.vocab.type = "bpe";
-  c.model.type = "rnn";
-  c.model.transformer.norm = "pre";
-  c.model.rnn.cell = "lstm";
+  c.vocab.type = VocabType::bpe;
+  c.model.type = ModelType::rnn;
+  c.model.transformer.norm = Norm::pre;
+  c.model.rnn.cell = CellType::lstm;
   c.train.max_steps = 12345678901LL;
   c.train.max_time = Duration{5400};
   c.train.learning_rate = 3e-4;
@@ -90,7 +90,7 @@ TEST_CASE("config_to_json holds every key and reads back to the same config", "[
   Config back = config_from_json(j);
   CHECK(back.output_dir == "runs/x");
   CHECK(back.data.train_src == "a.en");
-  CHECK(back.model.rnn.cell == "lstm");
+  CHECK(back.model.rnn.cell == CellType::lstm);
   CHECK(back.train.max_steps == 12345678901LL);
   CHECK(back.train.max_time == Duration{5400});
   CHECK(back.train.learning_rate == 3e-4);
@@ -151,7 +151,7 @@ TEST_CASE("set overrides numbers - strings - bools and nested keys", "[io][confi
                              "model.transformer.heads=8", "train.learning_rate=5e-4", "data.train_src=x/y.en",
                              "train.max_time=2h", "output_dir=\"2024\""});
   CHECK(c.train.max_steps == 100);
-  CHECK(c.model.type == "rnn");
+  CHECK(c.model.type == ModelType::rnn);
   CHECK_FALSE(c.model.tied_embeddings);
   CHECK(c.model.transformer.heads == 8);
   CHECK(c.train.learning_rate == 5e-4);
@@ -230,7 +230,7 @@ TEST_CASE("load_config prefixes errors with the file and applies overrides", "[i
 
 TEST_CASE("the shipped configs load", "[io][config]") {
   Config transformer = load_config(std::string(ATTN_SOURCE_DIR) + "/configs/en-it.json");
-  CHECK(transformer.model.type == "transformer");
+  CHECK(transformer.model.type == ModelType::transformer);
   CHECK(transformer.output_dir == "runs/en-it");
   CHECK(transformer.data.train_src == "data/tatoeba_en_it/train.en");
   CHECK(transformer.data.test_tgt == "data/tatoeba_en_it/test.it");
@@ -241,7 +241,7 @@ TEST_CASE("the shipped configs load", "[io][config]") {
   CHECK(config_to_json(transformer) == config_to_json(defaults));
 
   Config rnn = load_config(std::string(ATTN_SOURCE_DIR) + "/configs/en-it-rnn.json");
-  CHECK(rnn.model.type == "rnn");
+  CHECK(rnn.model.type == ModelType::rnn);
   CHECK(rnn.output_dir == "runs/en-it-rnn");
   CHECK(rnn.data.valid_src == "data/tatoeba_en_it/dev.en");
 }

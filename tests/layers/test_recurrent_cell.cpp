@@ -24,7 +24,7 @@ struct TestCell {
   std::unique_ptr<layers::RecurrentCell> cell;
 
   explicit TestCell(const std::string& kind_name)
-      : kind(kind_name), cell(layers::make_recurrent_cell(kind_name, store, "cell", kInput, kHidden)) {
+      : kind(kind_name), cell(layers::make_recurrent_cell(*parse_choice<CellType>(kind_name), store, "cell", kInput, kHidden)) {
     store.finalize();
     attn::testing::randomize_biases(store, 41);
   }
@@ -45,7 +45,7 @@ struct TestCell {
 
 std::vector<std::string> cell_names() {
   std::vector<std::string> names;
-  for (const auto& kind : layers::recurrent_cell_kinds()) names.push_back(kind.name);
+  for (const auto& kind : layers::recurrent_cell_kinds()) names.push_back(choice_name(kind.type));
   return names;
 }
 

@@ -16,8 +16,8 @@ using attn::testing::kTinyVocab;
 
 namespace {
 
-const testing::TinyModelKind kTransformer{"transformer", "transformer", "gru"};
-const testing::TinyModelKind kRnn{"rnn gru", "rnn", "gru"};
+const testing::TinyModelKind kTransformer{"transformer", ModelType::transformer, CellType::gru};
+const testing::TinyModelKind kRnn{"rnn gru", ModelType::rnn, CellType::gru};
 
 data::Batch tiny_source_batch() { return testing::batch_of(testing::make_examples(testing::kTinyPairs)); }
 

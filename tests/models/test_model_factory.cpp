@@ -71,33 +71,20 @@ TEST_CASE("every family and every recurrent cell builds from a config - named af
   for (const testing::TinyModelKind& kind : testing::tiny_model_kinds()) {
     INFO(kind.label);
     auto model = testing::tiny_model(kind);
-    CHECK(model->family() == kind.type);
+    CHECK(model->family() == choice_name(kind.type));
     CHECK(model->target_vocab_size() == testing::kTinyVocab);
     CHECK(model->parameters().finalized());
-    built.insert(kind.type);
+    built.insert(choice_name(kind.type));
   }
   CHECK(built == registered_families());  // so the shared invariant tests run on every family
 }
 
-TEST_CASE("an unknown model.type is an error naming the key and the known families", "[models][registry]") {
-  io::Config config;  // not validated: what a caller that skips io's checks would pass
-  config.model.type = "cnn";
-  const std::string expected = "model.type \"cnn\" is not a model family; known: \"transformer\", \"rnn\"";
-  CHECK_THROWS_WITH(models::make_model(config, {11, 11}), expected);
-  CHECK_THROWS_WITH(models::max_sequence_length(config), expected);
-  CHECK_THROWS_WITH(models::position_limit(config), expected);
-  CHECK_THROWS_WITH(models::schedule_width(config), expected);
-}
-
-TEST_CASE("an unknown model.rnn.cell is an error naming the key and the known cells", "[models][registry]") {
-  io::Config config;
-  config.model.type = "rnn";
-  config.model.rnn.cell = "tree";
-  CHECK_THROWS_WITH(models::make_model(config, {11, 11}),
-                    Contains("model.rnn.cell") && Contains("\"tree\"") && Contains("\"gru\", \"lstm\""));
-  ParameterStore store(1);
-  CHECK_THROWS_WITH(layers::make_recurrent_cell("tree", store, "cell", 4, 4),
-                    Contains("\"tree\"") && Contains("\"gru\", \"lstm\""));
+TEST_CASE("an unknown model.type or model.rnn.cell is an error naming the key and the known names",
+          "[models][registry]") {
+  CHECK_THROWS_WITH(io::config_from_json({{"model", {{"type", "cnn"}}}}),
+                    "model.type must be one of \"transformer\", \"rnn\"; got \"cnn\"");
+  CHECK_THROWS_WITH(io::config_from_json({{"model", {{"type", "rnn"}, {"rnn", {{"cell", "tree"}}}}}}),
+                    "model.rnn.cell must be one of \"gru\", \"lstm\"; got \"tree\"");
 }
 
 TEST_CASE("each family's longest sequence - position limit and schedule width", "[models][registry]") {
@@ -106,11 +93,11 @@ TEST_CASE("each family's longest sequence - position limit and schedule width", 
   config.model.transformer.max_positions = 128;
   config.model.transformer.d_model = 64;
   config.model.rnn.decoder_hidden = 48;
-  config.model.type = "transformer";
+  config.model.type = ModelType::transformer;
   CHECK(models::max_sequence_length(config) == 128);  // the position table
   CHECK(models::position_limit(config) == 128);
   CHECK(models::schedule_width(config) == 64);  // d_model, as Vaswani et al.
-  config.model.type = "rnn";
+  config.model.type = ModelType::rnn;
   CHECK(models::max_sequence_length(config) == 4 * 30);
   CHECK(models::position_limit(config) == 0);   // none
   CHECK(models::schedule_width(config) == 48);  // the decoder state's width
@@ -124,21 +111,21 @@ TEST_CASE("each family registers its parameters in the order that fixes a seed's
     INFO(kind.label);
     io::Config config = testing::tiny_model_config(kind);
     config.model.shared_embeddings = config.model.tied_embeddings = false;
-    config.model.transformer.norm = "pre";
-    config.model.transformer.positions = "learned";
+    config.model.transformer.norm = Norm::pre;
+    config.model.transformer.positions = Positions::learned;
     auto model = models::make_model(config, {11, 13});
     std::vector<std::string> expected;
-    if (kind.type == "transformer")
+    if (kind.type == ModelType::transformer)
       expected = {"encoder.embedding", "decoder.embedding",  "positions",          "encoder.layers",
                   "decoder.layers",    "encoder.final_norm", "decoder.final_norm", "decoder.output"};
     else
       expected = {"encoder.embedding",
-                  "encoder.forward_" + kind.cell,
-                  "encoder.backward_" + kind.cell,
+                  "encoder.forward_" + std::string(choice_name(kind.cell)),
+                  "encoder.backward_" + std::string(choice_name(kind.cell)),
                   "decoder.embedding",
                   "decoder.init",
                   "decoder.attention",
-                  "decoder." + kind.cell,
+                  "decoder." + std::string(choice_name(kind.cell)),
                   "decoder.pre_output",
                   "decoder.output"};
     CHECK(registration_order(*model) == expected);

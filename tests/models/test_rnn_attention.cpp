@@ -125,7 +125,7 @@ TEST_CASE("a tiny rnn overfits 8 pairs and greedy decoding reproduces every targ
 
 TEST_CASE("the model factory builds the rnn from a config - with the documented parameter names", "[models][rnn]") {
   io::Config config;
-  config.model.type = "rnn";
+  config.model.type = ModelType::rnn;
   config.model.rnn.embedding_dim = 8;
   config.model.rnn.encoder_hidden = 4;
   config.model.rnn.decoder_hidden = 8;
@@ -154,7 +154,7 @@ TEST_CASE("the model factory builds the rnn from a config - with the documented 
     CHECK(store.get("decoder.output.weight").shape() == Shape{13, 8});
   }
   SECTION("an lstm cell: its parameters are named after it, with four gate blocks") {
-    config.model.rnn.cell = "lstm";
+    config.model.rnn.cell = CellType::lstm;
     auto model = models::make_model(config, {11, 11});
     const ParameterStore& store = model->parameters();
     for (const char* name :

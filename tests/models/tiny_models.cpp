@@ -24,13 +24,14 @@ const TokenPairs kTinyPairs = {{{4, 5, 6}, {7, 8}}, {{9, 10}, {4, 5, 6, 7}}, {{5
 
 std::vector<std::string> recurrent_cell_names() {
   std::vector<std::string> names;
-  for (const auto& cell : layers::recurrent_cell_kinds()) names.push_back(cell.name);
+  for (const auto& cell : layers::recurrent_cell_kinds()) names.push_back(choice_name(cell.type));
   return names;
 }
 
 std::vector<TinyModelKind> tiny_model_kinds() {
-  std::vector<TinyModelKind> kinds = {{"transformer", "transformer", "gru"}};
-  for (const std::string& cell : recurrent_cell_names()) kinds.push_back({"rnn " + cell, "rnn", cell});
+  std::vector<TinyModelKind> kinds = {{"transformer", ModelType::transformer, CellType::gru}};
+  for (const auto& cell : layers::recurrent_cell_kinds())
+    kinds.push_back({"rnn " + std::string(choice_name(cell.type)), ModelType::rnn, cell.type});
   return kinds;
 }
 
@@ -60,7 +61,7 @@ std::unique_ptr<models::Seq2SeqModel> tiny_model(const TinyModelKind& kind, uint
 }
 
 models::TransformerOptions tiny_transformer_options() {
-  return models::transformer_options(tiny_model_config({"transformer", "transformer", "gru"}),
+  return models::transformer_options(tiny_model_config({"transformer", ModelType::transformer, CellType::gru}),
                                      {kTinyVocab, kTinyVocab});
 }
 
@@ -69,7 +70,7 @@ std::unique_ptr<models::TransformerModel> tiny_transformer(uint64_t seed) {
 }
 
 models::RnnAttentionOptions tiny_rnn_options(const std::string& cell) {
-  return models::rnn_attention_options(tiny_model_config({"rnn " + cell, "rnn", cell}), {kTinyVocab, kTinyVocab});
+  return models::rnn_attention_options(tiny_model_config({"rnn " + cell, ModelType::rnn, *parse_choice<CellType>(cell)}), {kTinyVocab, kTinyVocab});
 }
 
 std::unique_ptr<models::RnnAttentionModel> tiny_rnn(uint64_t seed, const std::string& cell) {

@@ -19,8 +19,8 @@ inline constexpr int64_t kTinyVocab = 11;
 // every family, and the RNN with every registered recurrent cell.
 struct TinyModelKind {
   std::string label;  // "transformer", "rnn gru", "rnn lstm"
-  std::string type;   // model.type
-  std::string cell;   // model.rnn.cell
+  ModelType type;
+  CellType cell;  // model.rnn.cell (the RNN's)
 };
 std::vector<TinyModelKind> tiny_model_kinds();
 // The name of every registered recurrent cell (layers/recurrent_cell.h), for Catch2 generators.

@@ -290,6 +290,21 @@ TEST_CASE("data.train trains on weighted corpora and logs the pairs seen per cor
   CHECK(run.last_state().data.pairs_seen == seen);
 }
 
+TEST_CASE("train.precision auto: the run logs what it chose and why, and config.json keeps auto", "[train][precision]") {
+  TinyRun run(json{{"max_steps", 2}, {"precision", "auto"}});
+  train::train(run.config, {});
+  json chosen;
+  std::ifstream log(run.run_dir + "/train.log.jsonl");
+  for (std::string line; std::getline(log, line);)
+    if (json record = json::parse(line); record.at("type") == "precision") chosen = record;
+  REQUIRE(chosen.is_object());
+  CHECK(chosen.at("requested") == "auto");
+  const std::string precision = chosen.at("precision");
+  CHECK((precision == "f32" || precision == "bf16"));
+  CHECK_THAT(chosen.at("reason").get<std::string>(), Catch::StartsWith("auto: " + precision));
+  CHECK(io::load_config(run.run_dir + "/config.json").train.precision == Precision::automatic);
+}
+
 TEST_CASE("a train_state from before streaming data keeps its epoch and has no file offsets", "[train][resume]") {
   const json old = {{"step", 900},
                     {"optimizer_steps", 900},
