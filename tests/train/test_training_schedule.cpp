@@ -7,7 +7,7 @@
 using attn::io::TrainConfig;
 using attn::train::TrainingSchedule;
 
-TEST_CASE("the schedule logs, validates and saves at multiples of their intervals", "[train][training_schedule]") {
+TEST_CASE("the schedule logs - validates and saves at multiples of their intervals", "[train][training_schedule]") {
   TrainConfig config;
   config.log_every = 10;
   config.valid_every = 25;
@@ -23,7 +23,7 @@ TEST_CASE("the schedule logs, validates and saves at multiples of their interval
   CHECK(schedule.save_at(77, true));  // the last step always saves
 }
 
-TEST_CASE("the schedule stops at max_steps, after max_epochs and at max_time - and never with no limit",
+TEST_CASE("the schedule stops at max_steps - after max_epochs and at max_time - and never with no limit",
           "[train][training_schedule]") {
   TrainConfig config;
   CHECK_FALSE(TrainingSchedule(config).limit_reached(1000000, 1000, 1e9));
