@@ -1,8 +1,10 @@
 #include "train/progress_log.h"
 
+#include <cmath>
 #include <spdlog/spdlog.h>
 
 #include "core/check.h"
+#include "io/config_reader.h"
 
 namespace attn::train {
 
@@ -15,6 +17,42 @@ void ProgressLog::write(const nlohmann::json& record, const std::string& console
   jsonl_.flush();
   if (!jsonl_.good()) spdlog::warn("could not write to {}", path_);
   spdlog::info("{}", console_line);
+}
+
+void ProgressLog::write_train(const TrainProgress& p) {
+  nlohmann::json record = {{"type", "train"},
+                           {"step", p.step},
+                           {"epoch", p.epoch},
+                           {"pairs_seen", p.pairs_seen},
+                           {"loss", p.loss},
+                           {"ppl", p.perplexity},
+                           {"lr", p.learning_rate},
+                           {"grad_norm", p.grad_norm},
+                           {"tokens_per_s", p.tokens_per_second},
+                           {"primitive_cache_hit_rate", p.primitive_cache_hit_rate},
+                           {"elapsed_s", p.elapsed_seconds},
+                           {"skipped_steps", p.skipped_steps},
+                           {"rss_mb", p.rss_mb}};
+  if (p.ranks > 1) {
+    record["ranks"] = p.ranks;
+    record["allreduce_s_per_step"] = p.allreduce_seconds_per_step;
+  }
+  write(record, fmt::format("step {:>6} | epoch {:>2} | loss {:.3f} | ppl {:7.2f} | lr {:.2e} | "
+                            "{:6.0f} tok/s | elapsed {} | ETA {}",
+                            p.step, p.epoch, p.loss, p.perplexity, p.learning_rate, p.tokens_per_second,
+                            rounded_duration(p.elapsed_seconds), rounded_duration(p.eta_seconds)));
+}
+
+void ProgressLog::write_valid(int64_t step, const ValidationResult& result, bool best, double elapsed_seconds) {
+  nlohmann::json record = {
+      {"type", "valid"},     {"step", step},        {"loss", result.loss}, {"ppl", result.perplexity},
+      {"bleu", result.bleu}, {"chrf", result.chrf}, {"best", best},        {"elapsed_s", elapsed_seconds}};
+  write(record, fmt::format("valid step {:>6} | loss {:.3f} | ppl {:.2f} | BLEU {:.2f} | chrF {:.2f}{}", step,
+                            result.loss, result.perplexity, result.bleu, result.chrf, best ? " | new best" : ""));
+}
+
+std::string rounded_duration(double seconds) {
+  return std::isfinite(seconds) && seconds >= 0 ? io::format_duration(io::Duration{std::round(seconds)}) : "?";
 }
 
 }  // namespace attn::train

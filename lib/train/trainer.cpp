@@ -14,12 +14,15 @@
 #include "io/checkpoint.h"
 #include "models/model_factory.h"
 #include "optim/ema.h"
+#include "train/checkpoint_writer.h"
+#include "train/ema_weights.h"
 #include "train/input_files.h"
 #include "train/progress_log.h"
 #include "train/run_directory.h"
 #include "train/stop_signal.h"
 #include "train/train_state.h"
 #include "train/train_step.h"
+#include "train/training_schedule.h"
 #include "train/validator.h"
 
 namespace attn::train {
@@ -31,36 +34,11 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-// Elapsed time and ETA on the console, to the second ("?" while unknown).
-std::string rounded_duration(double seconds) {
-  return std::isfinite(seconds) && seconds >= 0 ? io::format_duration(io::Duration{std::round(seconds)}) : "?";
-}
-
 // Sums over the steps since the last progress line.
 struct Window {
   double loss = 0, nll = 0, allreduce_seconds = 0;
   int64_t tokens = 0, steps = 0;
   Clock::time_point start = Clock::now();
-};
-
-// The checkpoint.last tensor that holds the moving average of the weights (train.ema_decay).
-constexpr const char* kEmaTensor = "ema";
-
-// While it lives, the store holds the moving average of the weights (if there is one) and the
-// average the weights; both are restored when it goes out of scope, exactly.
-class EmaWeights {
- public:
-  explicit EmaWeights(optim::Ema* ema) : ema_(ema) {
-    if (ema_) ema_->swap_with_store();
-  }
-  ~EmaWeights() {
-    if (ema_) ema_->swap_with_store();
-  }
-  EmaWeights(const EmaWeights&) = delete;
-  EmaWeights& operator=(const EmaWeights&) = delete;
-
- private:
-  optim::Ema* ema_;
 };
 
 class TrainingRun {
@@ -78,15 +56,15 @@ class TrainingRun {
   void sum_over_ranks(StepStats& stats);
   void report(const StepStats& stats);
   bool validate();  // returns false when patience ran out
-  void save(bool best);
-  void save_step_checkpoint(const io::CheckpointExtras& extras);
-  bool limit_reached() const;
+  void save_last();
+  bool limit_reached() const { return schedule_.limit_reached(state_.step, stream_->epoch(), elapsed()); }
   double elapsed() const { return state_.elapsed_seconds + seconds_since(session_start_); }
   Rng dropout_rng_for(int64_t step) const;
 
   dist::Communicator& world_ = dist::world();
   io::Config config_;
   TrainOptions options_;
+  TrainingSchedule schedule_{config_.train};
   run::RunPaths paths_;
   std::optional<io::FileLock> lock_;  // rank 0's, held while the run lasts
   run::Vocabularies vocab_;
@@ -96,6 +74,7 @@ class TrainingRun {
   std::unique_ptr<optim::Ema> ema_;  // train.ema_decay > 0
   std::unique_ptr<Validator> validator_;
   std::unique_ptr<ProgressLog> log_;
+  std::unique_ptr<CheckpointWriter> checkpoints_;
   TrainState state_;  // state_.data: the stream's position after the last step taken
   uint64_t dropout_seed_;
   Window window_;
@@ -183,6 +162,7 @@ TrainingRun::TrainingRun(const io::Config& config, const TrainOptions& options, 
   if (world_.is_root()) {
     validator_ = std::make_unique<Validator>(config, vocab_);
     log_ = std::make_unique<ProgressLog>(paths_.log);
+    checkpoints_ = std::make_unique<CheckpointWriter>(config_, paths_, vocab_.digests);
   }
   spdlog::info("model: {} with {} parameters", model_->family(), model_->parameters().parameter_count());
   log_precision();
@@ -203,8 +183,8 @@ void TrainingRun::load_resume_state() {
   io::load_extra(checkpoint, "optimizer.m", step_->adam().first_moment());
   io::load_extra(checkpoint, "optimizer.v", step_->adam().second_moment());
   if (ema_) {
-    if (checkpoint.extras.count(kEmaTensor)) {
-      io::load_extra(checkpoint, kEmaTensor, ema_->average());
+    if (checkpoint.extras.count(CheckpointWriter::ema_tensor())) {
+      io::load_extra(checkpoint, CheckpointWriter::ema_tensor(), ema_->average());
     } else {
       spdlog::warn("{} has no moving average of the weights (train.ema_decay was 0): it starts from the weights now",
                    paths_.last_checkpoint);
@@ -257,7 +237,7 @@ std::vector<data::Batch> TrainingRun::next_group() {
     for (int i = 0; i < config_.train.accumulate; ++i) group.push_back(stream_->next());
   } catch (const Error& error) {
     if (!world_.is_root() || state_.step == 0) throw;
-    save(false);
+    save_last();
     throw Error(
         fmt::format("step {}: {}. The run stopped; {} holds every step so far: fix the files, then continue "
                     "with attn-train --config ... --resume",
@@ -320,38 +300,26 @@ void TrainingRun::report(const StepStats& stats) {
   window_.tokens += stats.tokens;
   window_.allreduce_seconds += stats.allreduce_seconds;
   ++window_.steps;
-  if (state_.step % config_.train.log_every != 0) return;
+  if (!schedule_.log_at(state_.step)) return;
   double seconds = seconds_since(window_.start);
-  double tokens_per_second = window_.tokens / std::max(seconds, 1e-9);
-  double loss = window_.loss / std::max<int64_t>(window_.tokens, 1);
-  double perplexity = std::exp(window_.nll / std::max<int64_t>(window_.tokens, 1));
-  float lr = step_->learning_rate(state_.step);
   dnn::PrimitiveCache& cache = dnn::Context::get().cache();
-  double seconds_per_step = seconds / window_.steps;
-  double eta = std::numeric_limits<double>::infinity();
-  if (config_.train.max_steps > 0) eta = (config_.train.max_steps - state_.step) * seconds_per_step;
-  if (config_.train.max_time.seconds > 0) eta = std::min(eta, config_.train.max_time.seconds - elapsed());
-  nlohmann::json record = {{"type", "train"},
-                           {"step", state_.step},
-                           {"epoch", stream_->epoch()},
-                           {"pairs_seen", stream_->pairs_seen()},
-                           {"loss", loss},
-                           {"ppl", perplexity},
-                           {"lr", lr},
-                           {"grad_norm", stats.grad_norm},
-                           {"tokens_per_s", tokens_per_second},
-                           {"primitive_cache_hit_rate", cache.hit_rate()},
-                           {"elapsed_s", elapsed()},
-                           {"skipped_steps", state_.skipped_steps},
-                           {"rss_mb", resident_mb()}};
-  if (world_.size() > 1) {
-    record["ranks"] = world_.size();
-    record["allreduce_s_per_step"] = window_.allreduce_seconds / window_.steps;
-  }
-  log_->write(record, fmt::format("step {:>6} | epoch {:>2} | loss {:.3f} | ppl {:7.2f} | lr {:.2e} | "
-                                  "{:6.0f} tok/s | elapsed {} | ETA {}",
-                                  state_.step, stream_->epoch(), loss, perplexity, lr, tokens_per_second,
-                                  rounded_duration(elapsed()), rounded_duration(eta)));
+  TrainProgress progress;
+  progress.step = state_.step;
+  progress.epoch = stream_->epoch();
+  progress.pairs_seen = stream_->pairs_seen();
+  progress.loss = window_.loss / std::max<int64_t>(window_.tokens, 1);
+  progress.perplexity = std::exp(window_.nll / std::max<int64_t>(window_.tokens, 1));
+  progress.learning_rate = step_->learning_rate(state_.step);
+  progress.grad_norm = stats.grad_norm;
+  progress.tokens_per_second = window_.tokens / std::max(seconds, 1e-9);
+  progress.primitive_cache_hit_rate = cache.hit_rate();
+  progress.elapsed_seconds = elapsed();
+  progress.skipped_steps = state_.skipped_steps;
+  progress.rss_mb = resident_mb();
+  progress.ranks = world_.size();
+  progress.allreduce_seconds_per_step = window_.allreduce_seconds / window_.steps;
+  progress.eta_seconds = schedule_.eta_seconds(state_.step, seconds / window_.steps, progress.elapsed_seconds);
+  log_->write_train(progress);
   window_ = Window{};
   cache.reset_counters();  // the hit rate is per window: after warm-up it should stay near 100%
 }
@@ -367,65 +335,19 @@ bool TrainingRun::validate() {
     state_.best_metric = metric;
     state_.best_step = state_.step;
     state_.validations_without_improvement = 0;
-    save(true);
+    checkpoints_->save_best(model_->parameters(), state_.step);
   } else {
     ++state_.validations_without_improvement;
   }
-  nlohmann::json record = {{"type", "valid"},          {"step", state_.step},   {"loss", result.loss},
-                           {"ppl", result.perplexity}, {"bleu", result.bleu},   {"chrf", result.chrf},
-                           {"best", improved},         {"elapsed_s", elapsed()}};
-  log_->write(record,
-              fmt::format("valid step {:>6} | loss {:.3f} | ppl {:.2f} | BLEU {:.2f} | chrF {:.2f}{}", state_.step,
-                          result.loss, result.perplexity, result.bleu, result.chrf, improved ? " | new best" : ""));
-  int patience = config_.train.patience;
-  return patience == 0 || state_.validations_without_improvement < patience;
+  log_->write_valid(state_.step, result, improved, elapsed());
+  return schedule_.patience_left(state_.validations_without_improvement);
 }
 
-void TrainingRun::save(bool best) {
-  io::CheckpointExtras extras;
-  extras.metadata["config"] = io::config_to_json(config_).dump();
-  extras.metadata[run::kVocabDigestsKey] = run::digests_to_json(vocab_.digests);
-  const std::string& path = best ? paths_.best_checkpoint : paths_.last_checkpoint;
-  if (!best) {
-    state_.optimizer_steps = step_->adam().step_count();
-    TrainState saved = state_;
-    saved.elapsed_seconds = elapsed();
-    extras.metadata["train_state"] = saved.to_json().dump();
-    extras.tensors["optimizer.m"] = step_->adam().first_moment();
-    extras.tensors["optimizer.v"] = step_->adam().second_moment();
-    if (ema_) extras.tensors[kEmaTensor] = ema_->average();
-  }
-  try {
-    io::save_checkpoint(path, model_->parameters(), extras);
-  } catch (const Error& error) {
-    // A full disk or an unwritable directory: the write was atomic, so the old file is intact.
-    throw Error(fmt::format(
-        "step {}: saving the checkpoint failed: {}. {}", state_.step, error.what(),
-        fs::exists(path) ? "The previous " + path + " is unchanged." : std::string("No checkpoint was saved.")));
-  }
-  if (!best && config_.train.keep_checkpoints > 0) save_step_checkpoint(extras);
-}
-
-// checkpoint.step-STEP.safetensors beside checkpoint.last: the weights validation uses (the
-// moving average when on), without optimizer state; then only the newest keep_checkpoints stay.
-void TrainingRun::save_step_checkpoint(const io::CheckpointExtras& last_extras) {
-  io::CheckpointExtras extras;
-  extras.metadata["config"] = last_extras.metadata.at("config");
-  extras.metadata[run::kVocabDigestsKey] = last_extras.metadata.at(run::kVocabDigestsKey);
-  {
-    EmaWeights ema_weights(ema_.get());
-    io::save_checkpoint(run::step_checkpoint_path(paths_.dir, state_.step), model_->parameters(), extras);
-  }
-  std::vector<std::string> kept = run::step_checkpoints(paths_.dir);
-  const size_t keep = size_t(config_.train.keep_checkpoints);
-  for (size_t i = 0; i + keep < kept.size(); ++i) fs::remove(kept[i]);
-}
-
-bool TrainingRun::limit_reached() const {
-  const io::TrainConfig& t = config_.train;
-  if (t.max_steps > 0 && state_.step >= t.max_steps) return true;
-  if (t.max_epochs > 0 && stream_->epoch() > t.max_epochs) return true;
-  return t.max_time.seconds > 0 && elapsed() >= t.max_time.seconds;
+void TrainingRun::save_last() {
+  state_.optimizer_steps = step_->adam().step_count();
+  TrainState saved = state_;
+  saved.elapsed_seconds = elapsed();
+  checkpoints_->save_last(model_->parameters(), step_->adam(), ema_.get(), saved);
 }
 
 void TrainingRun::run() {
@@ -452,10 +374,10 @@ void TrainingRun::run() {
     }
     if (world_.is_root()) {
       report(stats);
-      if (state_.step % config_.train.valid_every == 0) keep_going = validate();
+      if (schedule_.validate_at(state_.step)) keep_going = validate();
     }
     keep_going = world_.all(keep_going && !limit_reached() && !stop_requested());
-    if (world_.is_root() && (state_.step % config_.train.save_every == 0 || !keep_going)) save(false);
+    if (world_.is_root() && schedule_.save_at(state_.step, !keep_going)) save_last();
   }
   const bool stopped_by_signal = !world_.all(!stop_requested());
   if (!world_.is_root()) return;
@@ -464,7 +386,7 @@ void TrainingRun::run() {
                  state_.step);
     return;
   }
-  if (state_.step % config_.train.valid_every != 0) validate();
+  if (!schedule_.validate_at(state_.step)) validate();
   // The metric is stored oriented so that higher is better: loss is kept negated.
   double best = config_.train.valid_metric == ValidMetric::loss ? -state_.best_metric : state_.best_metric;
   spdlog::info("training finished at step {} after {}; best {} {:.2f} at step {}", state_.step,
