@@ -55,4 +55,16 @@ std::string rounded_duration(double seconds) {
   return std::isfinite(seconds) && seconds >= 0 ? io::format_duration(io::Duration{std::round(seconds)}) : "?";
 }
 
+void ProgressLog::write_precision(const ops::PrecisionChoice& choice) {
+  nlohmann::json record = {{"type", "precision"},
+                           {"requested", choice_name(choice.requested)},
+                           {"precision", choice_name(choice.precision)},
+                           {"reason", choice.reason}};
+  if (choice.f32_gflops > 0) {
+    record["f32_peak_gflops"] = choice.f32_gflops;
+    record["bf16_peak_gflops"] = choice.bf16_gflops;
+  }
+  write(record, "precision: " + choice.reason);
+}
+
 }  // namespace attn::train

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ops/precision.h"
 #include "train/validator.h"
 
 namespace attn::train {
@@ -40,6 +41,9 @@ class ProgressLog {
   void write_train(const TrainProgress& progress);
   // A "valid" record of the validation after step `step`; `best`: a new best metric.
   void write_valid(int64_t step, const ValidationResult& result, bool best, double elapsed_seconds);
+  // What the run computes in, and why (config.json keeps the request, so that the run's config
+  // stays the user's): the measured peaks too when train.precision is auto.
+  void write_precision(const ops::PrecisionChoice& choice);
 
  private:
   std::ofstream jsonl_;

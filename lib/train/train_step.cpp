@@ -35,6 +35,16 @@ optim::ScheduleOptions schedule_options(const io::Config& config) {
 
 }  // namespace
 
+ops::PrecisionChoice training_precision(Precision requested, dist::Communicator& world) {
+  ops::PrecisionChoice choice = ops::resolve_precision(requested, "train.precision");
+  const bool bf16 = world.all(choice.precision == Precision::bf16);
+  if (choice.precision == Precision::bf16 && !bf16) {
+    choice.precision = Precision::f32;
+    choice.reason += "; f32 after all, since another rank measured f32 faster";
+  }
+  return choice;
+}
+
 TrainStep::TrainStep(models::Seq2SeqModel& model, const io::Config& config, const ops::PrecisionChoice& precision)
     : model_(model),
       precision_(precision),

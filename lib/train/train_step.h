@@ -17,6 +17,7 @@
 #include "core/matmul_weight.h"
 #include "core/rng.h"
 #include "data/batch.h"
+#include "dist/communicator.h"
 #include "io/config.h"
 #include "models/seq2seq_model.h"
 #include "ops/precision.h"
@@ -34,6 +35,10 @@ struct StepStats {
   double allreduce_seconds = 0;  // summing the gradients over ranks
   bool finite = true;
 };
+
+// train.precision resolved on every rank of `world` (ops::resolve_precision); under auto the
+// ranks agree on bf16 only when each measured it faster, so that all compute alike.
+ops::PrecisionChoice training_precision(Precision requested, dist::Communicator& world);
 
 class TrainStep {
  public:

@@ -52,7 +52,6 @@ class TrainingRun {
   StepStats train_step();
   std::vector<data::Batch> next_group();
   void log_pairs_seen() const;
-  void log_precision();
   void sum_over_ranks(StepStats& stats);
   void report(const StepStats& stats);
   bool validate();  // returns false when patience ran out
@@ -121,18 +120,6 @@ std::unique_ptr<data::TrainingStream> make_stream(const io::Config& config, cons
   return std::make_unique<data::TrainingStream>(std::move(corpora), vocab.source, vocab.target, options);
 }
 
-// train.precision resolved on every rank; under auto the ranks agree on bf16 only when each
-// measured it faster, so that all compute alike.
-ops::PrecisionChoice agreed_precision(Precision requested, dist::Communicator& world) {
-  ops::PrecisionChoice choice = ops::resolve_precision(requested, "train.precision");
-  const bool bf16 = world.all(choice.precision == Precision::bf16);
-  if (choice.precision == Precision::bf16 && !bf16) {
-    choice.precision = Precision::f32;
-    choice.reason += "; f32 after all, since another rank measured f32 faster";
-  }
-  return choice;
-}
-
 // A checkpoint from before streaming data knows only its epoch: continue at that epoch's start.
 data::StreamPosition position_to_resume(const data::StreamPosition& saved, size_t corpora) {
   if (!saved.start.empty()) return saved;
@@ -156,7 +143,7 @@ TrainingRun::TrainingRun(const io::Config& config, const TrainOptions& options, 
       dropout_seed_(mix64(static_cast<uint64_t>(config.train.seed) * 0x9e3779b97f4a7c15ull + 1, world_.rank())) {
   stream_ = make_stream(config, vocab_);
   model_ = models::make_model(config, {vocab_.source.size(), vocab_.target.size()});
-  step_ = std::make_unique<TrainStep>(*model_, config, agreed_precision(config.train.precision, world_));
+  step_ = std::make_unique<TrainStep>(*model_, config, training_precision(config.train.precision, world_));
   if (config.train.ema_decay > 0)
     ema_ = std::make_unique<optim::Ema>(model_->parameters(), float(config.train.ema_decay));
   if (world_.is_root()) {
@@ -165,7 +152,7 @@ TrainingRun::TrainingRun(const io::Config& config, const TrainOptions& options, 
     checkpoints_ = std::make_unique<CheckpointWriter>(config_, paths_, vocab_.digests);
   }
   spdlog::info("model: {} with {} parameters", model_->family(), model_->parameters().parameter_count());
-  log_precision();
+  if (log_) log_->write_precision(step_->precision_choice());
   if (world_.size() > 1)
     spdlog::info("data-parallel over {} ranks: each takes its share of every batch", world_.size());
   if (options.resume) load_resume_state();
@@ -276,22 +263,6 @@ void TrainingRun::log_pairs_seen() const {
     shares += fmt::format("{}{} {} ({:.1f}%)", i ? ", " : "", corpora[i].src, seen[i],
                           100.0 * double(seen[i]) / double(std::max<int64_t>(total, 1)));
   spdlog::info("pairs seen per corpus: {}", shares);
-}
-
-// What the run computes in, and why: in the log and in train.log.jsonl (config.json keeps the
-// request, so that the run's config stays the user's).
-void TrainingRun::log_precision() {
-  if (!log_) return;
-  const ops::PrecisionChoice& choice = step_->precision_choice();
-  nlohmann::json record = {{"type", "precision"},
-                           {"requested", choice_name(choice.requested)},
-                           {"precision", choice_name(choice.precision)},
-                           {"reason", choice.reason}};
-  if (choice.f32_gflops > 0) {
-    record["f32_peak_gflops"] = choice.f32_gflops;
-    record["bf16_peak_gflops"] = choice.bf16_gflops;
-  }
-  log_->write(record, "precision: " + choice.reason);
 }
 
 void TrainingRun::report(const StepStats& stats) {
