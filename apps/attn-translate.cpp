@@ -74,7 +74,7 @@ void format_translation(std::string& out, int64_t index, const attn::decode::Tra
     for (int i = 0; i < nbest; ++i) out += std::to_string(index) + " |||  ||| 0\n";
     return;
   }
-  // The score as std::ostream prints a float (%g), as attn-translate always has.
+  // The score as std::ostream prints a float (%g): scripts parse this form.
   for (const auto& hypothesis : translation.nbest)
     out += std::to_string(index) + " ||| " + translator.detokenize(hypothesis) + " ||| " +
            fmt::format("{:g}", hypothesis.score) + '\n';

@@ -43,7 +43,9 @@ TrainBenchmarkResult run_train_benchmark(const io::Config& config, const TrainBe
              options.source_length, " x ", options.target_length, " tokens");
   int64_t vocab = config.vocab.size;
   auto model = models::make_model(config, {vocab, vocab});
-  train::TrainStep train_step(*model, config, ops::resolve_precision(config.train.precision, "train.precision"));  // the update rule attn-train runs
+  train::TrainStep train_step(
+      *model, config,
+      ops::resolve_precision(config.train.precision, "train.precision"));  // the update rule attn-train runs
   Rng rng(static_cast<uint64_t>(config.train.seed));
   Rng dropout_rng(rng.next_u64());
   data::Batch batch = synthetic_batch(options, vocab, rng);

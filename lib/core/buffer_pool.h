@@ -10,8 +10,8 @@
 //   - once a step has ended (end_step()), live and free blocks together stay within the live
 //     high-water mark of the last few steps (this one included) plus an eighth: a free block
 //     that would exceed it is returned to the system, and a new block that would exceed it
-//     first evicts the least recently used free blocks. Batches of varying shapes thus reuse each other's memory instead of each
-//     shape adding its own size classes, and the footprint follows what a step really needs.
+//     first evicts the least recently used free blocks. Batches of varying shapes thus reuse each other's memory
+//     instead of each shape adding its own size classes, and the footprint follows what a step really needs.
 // Blocks of 256 KiB and more are mapped pages of their own, so that a freed block goes back to
 // the system at once (glibc would keep it in its heap, fragmented, below its mmap threshold).
 #include <cstddef>

@@ -70,8 +70,7 @@ struct ChoiceNames<Precision> {
 enum class ModelType { transformer, rnn };
 template <>
 struct ChoiceNames<ModelType> {
-  static constexpr std::array table{std::pair{ModelType::transformer, "transformer"},
-                                    std::pair{ModelType::rnn, "rnn"}};
+  static constexpr std::array table{std::pair{ModelType::transformer, "transformer"}, std::pair{ModelType::rnn, "rnn"}};
 };
 
 // model.transformer.norm: post-norm (Vaswani et al.) or pre-norm with final norms.

@@ -146,7 +146,8 @@ Tensor Tensor::detach() const {
 
 Tensor Tensor::grad_only() const {
   Impl& self = impl();
-  if (self.grad && self.data && self.grad->elements == 0) self.grad->elements = self.data->bytes() / dtype_size(self.dtype);
+  if (self.grad && self.data && self.grad->elements == 0)
+    self.grad->elements = self.data->bytes() / dtype_size(self.dtype);
   auto impl = std::make_shared<Impl>(self);
   impl->data = nullptr;
   return Tensor(impl);

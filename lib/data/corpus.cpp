@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <string_view>
 #include <fstream>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "core/check.h"
@@ -84,8 +84,8 @@ PairStatus encode_side(const Vocab& vocab, const std::string& text, int max_len,
 }  // namespace
 
 PairStatus encode_example(const std::string& src, const std::string& tgt, const Vocab& src_vocab,
-                          const Vocab& tgt_vocab, int max_len, Example& example,
-                          const SegmentationSampling& sampling, uint64_t key) {
+                          const Vocab& tgt_vocab, int max_len, Example& example, const SegmentationSampling& sampling,
+                          uint64_t key) {
   PairStatus src_status = encode_side(src_vocab, src, max_len, sampling, mix64(key, 0), example.src);
   PairStatus tgt_status = encode_side(tgt_vocab, tgt, max_len, sampling, mix64(key, 1), example.tgt);
   if (src_status == PairStatus::empty || tgt_status == PairStatus::empty) return PairStatus::empty;

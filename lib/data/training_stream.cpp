@@ -19,9 +19,9 @@ struct TrainingStream::Setup {
 
 namespace {
 
-constexpr int64_t kRampWindows = 4;     // windows 1-4 hold 1/16, 1/8, 1/4, 1/2 of buffer_pairs
-constexpr size_t kEncodeChunk = 4096;   // raw pairs held at once while a window is encoded
-constexpr uint64_t kCorpusDraws = 0x636f72707573ull;  // separates the corpus draws from the batcher's
+constexpr int64_t kRampWindows = 4;                     // windows 1-4 hold 1/16, 1/8, 1/4, 1/2 of buffer_pairs
+constexpr size_t kEncodeChunk = 4096;                   // raw pairs held at once while a window is encoded
+constexpr uint64_t kCorpusDraws = 0x636f72707573ull;    // separates the corpus draws from the batcher's
 constexpr uint64_t kSamplingDraws = 0x73616d706c65ull;  // ... the segmentation draws
 constexpr uint64_t kConcatDraws = 0x636f6e636174ull;    // ... and the concatenation draws
 
@@ -61,8 +61,8 @@ void encode_into(const Setup& setup, const RawPairs& raw, int64_t serial, int64_
                                  slots[i], sampling, mix64(window_key, uint64_t(first + i)));
     } catch (const std::exception& error) {
 #pragma omp critical(attn_encode_window_failure)
-      if (!failure) failure = setup.corpora[raw.corpus[i]].src + " line " + std::to_string(raw.line[i] + 1) + ": " +
-                              error.what();
+      if (!failure)
+        failure = setup.corpora[raw.corpus[i]].src + " line " + std::to_string(raw.line[i] + 1) + ": " + error.what();
     }
   }
   ATTN_CHECK(!failure, "encoding the training corpus: ", *failure);
@@ -90,7 +90,8 @@ size_t draw_corpus(const Setup& setup, Rng& draws) {
 class CorpusReaders {
  public:
   CorpusReaders(const Setup& setup, std::vector<CorpusPosition> start) : setup_(setup), at_(std::move(start)) {
-    for (size_t i = 0; i < at_.size(); ++i) readers_.emplace_back(setup.corpora[i].src, setup.corpora[i].tgt, at_[i].reader);
+    for (size_t i = 0; i < at_.size(); ++i)
+      readers_.emplace_back(setup.corpora[i].src, setup.corpora[i].tgt, at_[i].reader);
   }
 
   void read(size_t i, RawPairs& raw) {
@@ -209,12 +210,13 @@ void log_window(const Setup& setup, const Window& window) {
   for (size_t i = 0; i < setup.corpora.size(); ++i)
     where += fmt::format("{}{} line {} (pass {})", i ? ", " : "", setup.corpora[i].src,
                          thousands(window.end[i].reader.line), window.end[i].passes + 1);
-  spdlog::info("data window {} (epoch {}): {} pairs in {:.0f} MB, {} batches; {} skipped ({} longer than "
-               "max_len={}, {} empty){}; read in {:.1f} s; next: {}",
-               window.serial, window.epoch, thousands(s.kept), double(window.examples->bytes()) / (1 << 20),
-               thousands(int64_t(window.plan.size())), thousands(s.skipped_long + s.skipped_empty),
-               thousands(s.skipped_long), setup.options.max_len, thousands(s.skipped_empty),
-               setup.options.concat.on() ? fmt::format("; {} joined", thousands(s.joined)) : "", s.seconds, where);
+  spdlog::info(
+      "data window {} (epoch {}): {} pairs in {:.0f} MB, {} batches; {} skipped ({} longer than "
+      "max_len={}, {} empty){}; read in {:.1f} s; next: {}",
+      window.serial, window.epoch, thousands(s.kept), double(window.examples->bytes()) / (1 << 20),
+      thousands(int64_t(window.plan.size())), thousands(s.skipped_long + s.skipped_empty), thousands(s.skipped_long),
+      setup.options.max_len, thousands(s.skipped_empty),
+      setup.options.concat.on() ? fmt::format("; {} joined", thousands(s.joined)) : "", s.seconds, where);
 }
 
 }  // namespace
@@ -241,7 +243,8 @@ TrainingStream::TrainingStream(std::vector<CorpusFiles> corpora, const Vocab& sr
   for (const CorpusFiles& corpus : corpora) cumulative.push_back((sum += corpus.weight) / total);
   cumulative.back() = 1.0;
   const size_t count = corpora.size();
-  setup_ = std::make_shared<const Setup>(Setup{std::move(corpora), std::move(cumulative), src_vocab, tgt_vocab, options});
+  setup_ =
+      std::make_shared<const Setup>(Setup{std::move(corpora), std::move(cumulative), src_vocab, tgt_vocab, options});
   pending_.start.assign(count, CorpusPosition{});
   pending_.pairs_seen.assign(count, 0);
   pairs_seen_ = pending_.pairs_seen;
@@ -253,10 +256,11 @@ const std::vector<CorpusFiles>& TrainingStream::corpora() const { return setup_-
 
 void TrainingStream::load() {
   if (loaded_) return;
-  Window window = read_window(*setup_, pending_.start, pending_.window, pending_.epoch, setup_->options.threads, nullptr);
+  Window window =
+      read_window(*setup_, pending_.start, pending_.window, pending_.epoch, setup_->options.threads, nullptr);
   ATTN_CHECK(pending_.batch_in_window <= int64_t(window.plan.size()), "the data position (batch ",
-             pending_.batch_in_window, " of window ", pending_.window, ") lies beyond the window's ", window.plan.size(),
-             " batches: the corpus files changed since the checkpoint was written");
+             pending_.batch_in_window, " of window ", pending_.window, ") lies beyond the window's ",
+             window.plan.size(), " batches: the corpus files changed since the checkpoint was written");
   // A fresh stream that ends a whole epoch without a pair would loop for ever.
   epoch_ends_without_pairs_ = pending_.window == 1 ? 1 : 0;
   start_at(std::move(window));
@@ -299,8 +303,9 @@ void TrainingStream::abandon_read_ahead() {
 
 void TrainingStream::advance() {
   if (current_.ends_epoch) {
-    ATTN_CHECK(++epoch_ends_without_pairs_ < 2, "no training pair is left after filtering: every pair of the "
-                                                "training corpus has a side longer than max_len (",
+    ATTN_CHECK(++epoch_ends_without_pairs_ < 2,
+               "no training pair is left after filtering: every pair of the "
+               "training corpus has a side longer than max_len (",
                setup_->options.max_len, " tokens) or a side without tokens");
   }
   start_at(ahead_.get());  // rethrows what reading it threw
@@ -337,9 +342,8 @@ void TrainingStream::set_position(const StreamPosition& position) {
   ATTN_CHECK(position.start.size() == count && position.pairs_seen.size() == count, "the data position names ",
              position.start.size(), " training corpora but the config has ", count,
              "; resume with the corpora the run began with");
-  ATTN_CHECK(position.window >= 1 && position.epoch >= 1 && position.batch_in_window >= 0,
-             "the data position (window ", position.window, ", epoch ", position.epoch, ", batch ",
-             position.batch_in_window, ") is impossible");
+  ATTN_CHECK(position.window >= 1 && position.epoch >= 1 && position.batch_in_window >= 0, "the data position (window ",
+             position.window, ", epoch ", position.epoch, ", batch ", position.batch_in_window, ") is impossible");
   abandon_read_ahead();
   pending_ = position;
   loaded_ = false;

@@ -54,7 +54,7 @@ struct StreamOptions {
   int64_t buffer_pairs = 1000000;  // pairs in a full window
   int max_len = 100;               // as encode_example's: longer pairs are skipped and counted
   BatcherOptions batching;
-  int threads = 1;  // encoding threads while nothing trains (the first window, a resumed one)
+  int threads = 1;                // encoding threads while nothing trains (the first window, a resumed one)
   SegmentationSampling sampling;  // subword regularisation; off by default
   ConcatOptions concat;           // concatenated pairs; off by default
 };
@@ -64,17 +64,15 @@ struct CorpusPosition {
   PairReaderPosition reader;
   int64_t passes = 0;
 
-  bool operator==(const CorpusPosition& other) const {
-    return reader == other.reader && passes == other.passes;
-  }
+  bool operator==(const CorpusPosition& other) const { return reader == other.reader && passes == other.passes; }
 };
 
 struct StreamPosition {
-  int64_t window = 1;                  // the current window's number, from 1
-  int64_t epoch = 1;                   // its epoch, from 1
-  int64_t batch_in_window = 0;         // batches already taken from it
-  std::vector<CorpusPosition> start;   // each corpus's reader before the window's first pair
-  std::vector<int64_t> pairs_seen;     // per corpus: pairs in batches taken so far
+  int64_t window = 1;                 // the current window's number, from 1
+  int64_t epoch = 1;                  // its epoch, from 1
+  int64_t batch_in_window = 0;        // batches already taken from it
+  std::vector<CorpusPosition> start;  // each corpus's reader before the window's first pair
+  std::vector<int64_t> pairs_seen;    // per corpus: pairs in batches taken so far
 };
 
 struct WindowStats {

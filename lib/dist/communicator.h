@@ -7,7 +7,7 @@
 //
 // world() is this process's communicator: MPI's COMM_WORLD when attn was built with MPI
 // (ATTN_MPI) and the process was started by mpirun, otherwise a world of one process, where
-// every collective is a no-op. So the same binary trains alone exactly as before.
+// every collective is a no-op. So one binary trains alone and over ranks.
 #include <cstdint>
 #include <memory>
 #include <string>

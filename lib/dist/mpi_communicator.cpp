@@ -1,8 +1,7 @@
 // Built when CMake found MPI (ATTN_MPI): COMM_WORLD as attn's Communicator.
-#include <mpi.h>
-
 #include <algorithm>
 #include <cstdlib>
+#include <mpi.h>
 #include <string>
 
 #include "core/check.h"
@@ -59,8 +58,7 @@ class MpiCommunicator final : public Communicator {
   void sum_in_buckets(T* values, int64_t count, MPI_Datatype type) {
     for (int64_t first = 0; first < count; first += kBucketElements) {
       int n = int(std::min(kBucketElements, count - first));
-      check_mpi(MPI_Allreduce(MPI_IN_PLACE, values + first, n, type, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce",
-                rank_);
+      check_mpi(MPI_Allreduce(MPI_IN_PLACE, values + first, n, type, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce", rank_);
     }
   }
 

@@ -98,8 +98,8 @@ struct TransformerConfig {
   int ffn_dim = 1024;
   int encoder_layers = 3;
   int decoder_layers = 3;
-  double dropout = 0.1;                  // on embeddings, sublayer outputs and inside the FFN
-  double attention_dropout = 0.0;        // on the attention weights
+  double dropout = 0.1;                         // on embeddings, sublayer outputs and inside the FFN
+  double attention_dropout = 0.0;               // on the attention weights
   Activation activation = Activation::relu;     // relu | gelu
   Norm norm = Norm::post;                       // post (Vaswani et al.) | pre (with final norms)
   Positions positions = Positions::sinusoidal;  // sinusoidal | learned
@@ -145,8 +145,8 @@ struct RnnConfig {
 
 struct ModelConfig {
   ModelType type = ModelType::transformer;  // which section below is used
-  bool tied_embeddings = true;       // target embedding shared with the output projection
-  bool shared_embeddings = true;     // source and target share one embedding (needs vocab.joint)
+  bool tied_embeddings = true;              // target embedding shared with the output projection
+  bool shared_embeddings = true;            // source and target share one embedding (needs vocab.joint)
   TransformerConfig transformer;
   RnnConfig rnn;
 
@@ -162,7 +162,7 @@ struct ModelConfig {
 
 struct TrainConfig {
   std::int64_t seed = 1;
-  int threads = 2;                // OpenMP threads (oneDNN and our loops)
+  int threads = 2;  // OpenMP threads (oneDNN and our loops)
   // f32 | bf16 (bf16 matmul inputs, f32 master weights) | auto (the faster of the two on this
   // CPU, measured at start)
   Precision precision = Precision::f32;

@@ -104,8 +104,7 @@ void check_object_keys(const nlohmann::json& j, const std::string& path, const s
 
 template <class T>
 constexpr bool is_leaf_v = std::is_arithmetic_v<T> || std::is_same_v<T, std::string> ||
-                           std::is_same_v<T, std::vector<std::string>> || std::is_same_v<T, Duration> ||
-                           is_choice_v<T>;
+                           std::is_same_v<T, std::vector<std::string>> || std::is_same_v<T, Duration> || is_choice_v<T>;
 
 // A list of config structs (data.train: one object per corpus).
 template <class T>

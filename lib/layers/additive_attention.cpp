@@ -22,7 +22,7 @@ AdditiveAttentionOutput AdditiveAttention::operator()(Tape& tape, const Tensor& 
              to_string(keys.shape()), " and states ", to_string(states.shape()), " differ in (B, S)");
   // v^T tanh(keys + W_q s) fused: a step keeps no (B, S, A) tensor for its backward.
   Tensor scores = ops::additive_scores(tape, keys, query_(tape, query), v_.weight()).view({batch, 1, length});
-  Tensor weights = ops::softmax(tape, scores, mask);    // (B, 1, S)
+  Tensor weights = ops::softmax(tape, scores, mask);  // (B, 1, S)
   ops::MatmulOptions product;
   product.precision = precision;
   Tensor context = ops::matmul(tape, weights, states, product);  // (B, 1, K)

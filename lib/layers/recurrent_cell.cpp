@@ -21,7 +21,8 @@ std::unique_ptr<RecurrentCell> make(ParameterStore& store, const std::string& na
 // The one registration of the cells, one for each CellType, which is what model.rnn.cell accepts
 // (tests/models/test_model_factory.cpp holds the two together).
 const std::vector<RecurrentCellKind>& recurrent_cell_kinds() {
-  static const std::vector<RecurrentCellKind> kinds = {{CellType::gru, make<GruCell>}, {CellType::lstm, make<LstmCell>}};
+  static const std::vector<RecurrentCellKind> kinds = {{CellType::gru, make<GruCell>},
+                                                       {CellType::lstm, make<LstmCell>}};
   return kinds;
 }
 

@@ -83,7 +83,7 @@ struct RecurrentCellKind {
 // Every registered cell, in registration order: one for each CellType (core/choice.h).
 const std::vector<RecurrentCellKind>& recurrent_cell_kinds();
 // A cell of kind `kind` registering parameters under `name`.
-std::unique_ptr<RecurrentCell> make_recurrent_cell(CellType kind, ParameterStore& store,
-                                                   const std::string& name, int64_t input_size, int64_t hidden_size);
+std::unique_ptr<RecurrentCell> make_recurrent_cell(CellType kind, ParameterStore& store, const std::string& name,
+                                                   int64_t input_size, int64_t hidden_size);
 
 }  // namespace attn::layers

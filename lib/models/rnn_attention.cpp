@@ -162,12 +162,12 @@ EncodedSource RnnAttentionModel::encode_source(const layers::RunContext& ctx, co
 layers::RecurrentState RnnAttentionModel::initial_state(const layers::RunContext& ctx,
                                                         const EncodedSource& source) const {
   int64_t sentences = source.states.dim(0);
-  Tensor weights = mean_weights(source.lengths, source.states.dim(1));                    // (B, 1, S)
+  Tensor weights = mean_weights(source.lengths, source.states.dim(1));  // (B, 1, S)
   ops::MatmulOptions product;
   product.precision = ctx.precision;
   Tensor mean = ops::matmul(ctx.tape, weights, source.states, product);                           // (B, 1, 2H)
   Tensor h = ops::tanh(ctx.tape, init_(ctx.tape, mean.view({sentences, source.states.dim(2)})));  // (B, Hd)
-  return decoder_cell_->initial_state(h);                                                 // c_0 = 0
+  return decoder_cell_->initial_state(h);                                                         // c_0 = 0
 }
 
 RnnAttentionModel::StepOutput RnnAttentionModel::decode_step(const layers::RunContext& ctx, const Tensor& embedded,
@@ -182,7 +182,7 @@ RnnAttentionModel::StepOutput RnnAttentionModel::decode_step(const layers::RunCo
 
 Tensor RnnAttentionModel::output_logits(const layers::RunContext& ctx, const Tensor& features) const {
   Tensor hidden = ops::tanh(ctx.tape, pre_output_(ctx.tape, ctx.dropout(features, options_.dropout)));  // (B, T, E)
-  return embeddings_.project(ctx, hidden);                                                         // (B, T, V)
+  return embeddings_.project(ctx, hidden);                                                              // (B, T, V)
 }
 
 Tensor RnnAttentionModel::forward(const layers::RunContext& ctx, const data::Batch& batch) const {

@@ -36,10 +36,10 @@ namespace attn::models {
 // Vocabularies and embedding sharing come from TokenEmbeddingOptions.
 struct RnnAttentionOptions : TokenEmbeddingOptions {
   CellType cell = CellType::gru;  // a registered recurrent cell (layers/recurrent_cell.h)
-  int64_t embedding_dim = 256;   // E
-  int64_t encoder_hidden = 256;  // H, per direction
-  int64_t decoder_hidden = 512;  // Hd
-  int64_t attention_dim = 256;   // A
+  int64_t embedding_dim = 256;    // E
+  int64_t encoder_hidden = 256;   // H, per direction
+  int64_t decoder_hidden = 512;   // Hd
+  int64_t attention_dim = 256;    // A
   float dropout = 0.2f;
 };
 

@@ -47,7 +47,7 @@ void TokenEmbeddings::add_output(ParameterStore& store) {
 Tensor TokenEmbeddings::project(const layers::RunContext& ctx, const Tensor& hidden) const {
   Tape& tape = ctx.tape;
   if (!options_.tied_embeddings) return output_(tape, hidden);
-  // f32 keeps its batched matmul (the same kernels, so the same bits as ever); bf16 (training
+  // f32 keeps its batched matmul (whose kernels a checkpoint's bits were trained with); bf16 (training
   // and decoding), int8 decoding and packed decoding multiply with the table's prepared form.
   if (tied_output_->precision != Precision::f32 || tied_output_->packed)
     return ops::linear(tape, hidden, *tied_output_, Tensor());

@@ -6,8 +6,8 @@
 //   tied_embeddings    logits = h E_target^T, else a Linear "decoder.output" (no bias)
 // ParameterStore initialises parameters in registration order from one random stream, so a
 // family registers the three parts where its parameter order has them: add_source, add_target,
-// add_output, in this order, with its own parameters in between. The same seed then gives the
-// same initial parameters as ever.
+// add_output, in this order, with its own parameters in between. The order fixes the initial
+// parameters a seed gives.
 //
 // Shapes: ids (B, T) -> (B, T, E); hidden (..., E) -> logits (..., V). E is the width given.
 #include <cstdint>

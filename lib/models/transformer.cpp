@@ -60,7 +60,9 @@ ModelFamily transformer_family() {
 }
 
 TransformerModel::TransformerModel(const TransformerOptions& options, uint64_t seed)
-    : Seq2SeqModel(choice_name(kFamily), options.target_vocab, seed), options_(options), embeddings_(options, options.layer.width) {
+    : Seq2SeqModel(choice_name(kFamily), options.target_vocab, seed),
+      options_(options),
+      embeddings_(options, options.layer.width) {
   int64_t width = options.layer.width;
   // Registration order fixes the initial parameters of a seed (token_embeddings.h).
   embeddings_.add_source(store_);

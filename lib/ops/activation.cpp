@@ -113,9 +113,8 @@ Tensor activation(Tape& tape, const Tensor& x, Activation kind) {
     // The backward reads one of x and y (y where oneDNN has a *_use_dst_for_bwd algorithm);
     // the other is kept for its gradient only.
     bool use_dst = backward_uses_dst(kind);
-    tape.record([x = use_dst ? x.grad_only() : x, y = use_dst ? y : y.grad_only(), kind] {
-      activation_backward(x, y, kind);
-    });
+    tape.record(
+        [x = use_dst ? x.grad_only() : x, y = use_dst ? y : y.grad_only(), kind] { activation_backward(x, y, kind); });
   }
   return y;
 }

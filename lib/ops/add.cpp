@@ -57,9 +57,8 @@ Tensor add(Tape& tape, const Tensor& a, const Tensor& b, float alpha, float beta
 
   if (tape.needs_grad(a, b)) {
     y.set_requires_grad(true);
-    tape.record([a = a.grad_only(), b = b.grad_only(), y = y.grad_only(), alpha, beta] {
-      add_backward(a, b, y, alpha, beta);
-    });
+    tape.record(
+        [a = a.grad_only(), b = b.grad_only(), y = y.grad_only(), alpha, beta] { add_backward(a, b, y, alpha, beta); });
   }
   return y;
 }

@@ -181,8 +181,9 @@ AttentionResult attention(Tape& tape, const Tensor& q, const Tensor& k, const Te
     auto slot = [](const Tensor& input, const Tensor& operand) {
       return operand.same_storage(input) ? input : input.grad_only();
     };
-    SavedAttention saved{q_operand, k_operand, v_operand, slot(q, q_operand), slot(k, k_operand), slot(v, v_operand),
-                         weights,   dropped,   dropped_operand, scale,          options.precision};
+    SavedAttention saved{q_operand,          k_operand, v_operand, slot(q, q_operand), slot(k, k_operand),
+                         slot(v, v_operand), weights,   dropped,   dropped_operand,    scale,
+                         options.precision};
     tape.record([saved, output = output.grad_only()] { attention_backward(saved, output); });
   }
   return {output, weights};

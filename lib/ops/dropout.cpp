@@ -67,7 +67,8 @@ Tensor dropout(Tape& tape, const Tensor& x, float p, bool training, Rng& rng, DT
   }
   if (tape.needs_grad(x)) {
     y.set_requires_grad(true);
-    tape.record([x = x.grad_only(), y = y.grad_only(), mask, keep_scale] { dropout_backward(x, y, *mask, keep_scale); });
+    tape.record(
+        [x = x.grad_only(), y = y.grad_only(), mask, keep_scale] { dropout_backward(x, y, *mask, keep_scale); });
   }
   return y;
 }

@@ -68,8 +68,8 @@ std::shared_ptr<const PackedMatrix> pack_weight(const Tensor& weight);
 bool gemm_packed(const MatrixView& a, const PackedMatrix& weight, const MatrixView& c, const GemmOptions& options);
 
 // A plain row-major bf16 copy of an f32 operand, rounded to nearest even: by attn's own loop when
-// the view is plain (convert_to_bf16), else by a cached oneDNN reorder. An op that multiplies one operand more than once converts it once
-// with this and hands gemm the bf16 view (ops::linear: x in the forward, dy in the backward).
+// the view is plain (convert_to_bf16), else by a cached oneDNN reorder. An op that multiplies one operand more than
+// once converts it once with this and hands gemm the bf16 view (ops::linear: x in the forward, dy in the backward).
 Tensor bf16_copy(const MatrixView& view);
 // An operand that more than one product reads, as gemm multiplies it in `precision`: the tensor
 // itself, or in bf16 its bf16 copy, so that it is converted once.

@@ -12,7 +12,7 @@ namespace attn::ops {
 Tensor linear(Tape& tape, const Tensor& x, const Tensor& weight, const Tensor& bias);
 
 // The same with the form of `weight` its store prepared (core/matmul_weight.h): f32 is the
-// function above, unchanged; bf16 multiplies with the bf16 copy (x converted once, kept in bf16
+// function above; bf16 multiplies with the bf16 copy (x converted once, kept in bf16
 // for the backward; dW goes to the f32 parameter): bf16 decoding and bf16 training; int8
 // (ops/quantized_linear.h) is for decoding and refuses a tape that wants gradients.
 // A packed weight (decoding, bf16 training) serves the forward product; the backward reads the

@@ -2,9 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <vector>
-
 #include <fmt/format.h>
+#include <vector>
 
 #include "core/tensor.h"
 #include "dnnl/onednn_info.h"
@@ -30,10 +29,11 @@ PrecisionChoice measured_choice() {
   choice.bf16_gflops = measure_matmul_peak(Precision::bf16, kProbeSize, kProbeRepeats);
   const bool bf16 = choice.bf16_gflops >= kBf16PeakLead * choice.f32_gflops;
   choice.precision = bf16 ? Precision::bf16 : Precision::f32;
-  choice.reason = fmt::format("auto: {}, since the bf16 matmul peak is {:.0f} GFLOP/s against f32's {:.0f} ({:.2f}x; "
-                              "bf16 needs {:.2f}x)",
-                              choice_name(choice.precision), choice.bf16_gflops, choice.f32_gflops,
-                              choice.bf16_gflops / choice.f32_gflops, kBf16PeakLead);
+  choice.reason = fmt::format(
+      "auto: {}, since the bf16 matmul peak is {:.0f} GFLOP/s against f32's {:.0f} ({:.2f}x; "
+      "bf16 needs {:.2f}x)",
+      choice_name(choice.precision), choice.bf16_gflops, choice.f32_gflops, choice.bf16_gflops / choice.f32_gflops,
+      kBf16PeakLead);
   return choice;
 }
 

@@ -12,7 +12,7 @@ namespace attn::ops {
 
 struct PrecisionChoice {
   Precision requested = Precision::f32;
-  Precision precision = Precision::f32;  // what to compute in: never automatic
+  Precision precision = Precision::f32;    // what to compute in: never automatic
   double f32_gflops = 0, bf16_gflops = 0;  // the measured peaks (auto with a bf16 matmul only)
   std::string reason;                      // one line for the log
 };

@@ -65,7 +65,6 @@ struct LoadedEnsemble {
 // in the same order, "" keeping that run's default. `weights`: empty (equal) or one per dir.
 // `precision` applies to every run, as in load_run.
 LoadedEnsemble load_ensemble(const std::vector<std::string>& dirs, const std::vector<std::string>& checkpoints = {},
-                             const std::vector<float>& weights = {},
-                             std::optional<Precision> precision = std::nullopt);
+                             const std::vector<float>& weights = {}, std::optional<Precision> precision = std::nullopt);
 
 }  // namespace attn::run

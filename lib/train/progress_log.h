@@ -42,7 +42,7 @@ class ProgressLog {
   // A "valid" record of the validation after step `step`; `best`: a new best metric.
   void write_valid(int64_t step, const ValidationResult& result, bool best, double elapsed_seconds);
   // What the run computes in, and why (config.json keeps the request, so that the run's config
-  // stays the user's): the measured peaks too when train.precision is auto.
+  // stays the user's), with the measured peaks: what a run with train.precision auto records.
   void write_precision(const ops::PrecisionChoice& choice);
 
  private:

@@ -124,7 +124,8 @@ void train_one(const io::Config& config, const std::vector<std::string>& inputs,
   options.max_sentences = config.vocab.max_sentences;
   options.seed = static_cast<uint64_t>(config.train.seed);
   options.threads = config.train.threads;
-  spdlog::info("training a {} {} SentencePiece vocabulary -> {}", config.vocab.size, choice_name(config.vocab.type), model_path);
+  spdlog::info("training a {} {} SentencePiece vocabulary -> {}", config.vocab.size, choice_name(config.vocab.type),
+               model_path);
   train_vocab(options);
   fs::rename(options.model_prefix + ".vocab", prefix + ".vocab");
   fs::rename(options.model_prefix + ".model", model_path);

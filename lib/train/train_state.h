@@ -12,8 +12,8 @@
 namespace attn::train {
 
 struct TrainState {
-  int64_t step = 0;                                               // steps taken, skipped ones included
-  int64_t optimizer_steps = 0;                                    // Adam updates (step - skipped_steps)
+  int64_t step = 0;             // steps taken, skipped ones included
+  int64_t optimizer_steps = 0;  // Adam updates (step - skipped_steps)
   // The next batch to read. Checkpoints from before streaming data hold only an epoch: their
   // position has an empty `start`.
   data::StreamPosition data;

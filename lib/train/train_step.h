@@ -53,8 +53,9 @@ class TrainStep {
   void update(StepStats& stats, int64_t step);
 
   // bf16 training (train.precision): remakes the bf16 copies of the matmul weights from the f32
-  // master weights, and packs them for the forward products (ops::pack_matmul_weights). accumulate() does it first; call it too after changing the weights
-  // otherwise before a forward (validation of the moving average). f32: nothing to do.
+  // master weights, and packs them for the forward products (ops::pack_matmul_weights). accumulate() does it first;
+  // call it too after changing the weights otherwise before a forward (validation of the moving average). f32: nothing
+  // to do.
   void refresh_matmul_weights();
 
   Precision precision() const { return precision_.precision; }

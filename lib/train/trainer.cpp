@@ -152,7 +152,8 @@ TrainingRun::TrainingRun(const io::Config& config, const TrainOptions& options, 
     checkpoints_ = std::make_unique<CheckpointWriter>(config_, paths_, vocab_.digests);
   }
   spdlog::info("model: {} with {} parameters", model_->family(), model_->parameters().parameter_count());
-  if (log_) log_->write_precision(step_->precision_choice());
+  // auto records what it measured and chose; a precision asked by name needs no record.
+  if (log_ && config.train.precision == Precision::automatic) log_->write_precision(step_->precision_choice());
   if (world_.size() > 1)
     spdlog::info("data-parallel over {} ranks: each takes its share of every batch", world_.size());
   if (options.resume) load_resume_state();

@@ -1,9 +1,9 @@
-#include "core/choice.h"
+#include <set>
+#include <string>
 
 #include <catch2/catch.hpp>
 
-#include <set>
-#include <string>
+#include "core/choice.h"
 
 namespace attn {
 namespace {

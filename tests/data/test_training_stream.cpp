@@ -209,13 +209,12 @@ TEST_CASE("subword sampling gives every epoch fresh segmentations of the same te
     }
     if (one[1].at(line) != one[2].at(line)) ++changed;
   }
-  CHECK(changed > 50);                 // fresh draws in epoch 3, not epoch 2's again
-  CHECK(run(3, 7) == one);             // the encoding threads change nothing
-  CHECK(run(1, 8)[0] != one[0]);       // another seed, other segmentations
+  CHECK(changed > 50);            // fresh draws in epoch 3, not epoch 2's again
+  CHECK(run(3, 7) == one);        // the encoding threads change nothing
+  CHECK(run(1, 8)[0] != one[0]);  // another seed, other segmentations
 }
 
-TEST_CASE("files of different lengths are an error naming both files and the line where one ended",
-          "[data][stream]") {
+TEST_CASE("files of different lengths are an error naming both files and the line where one ended", "[data][stream]") {
   TempDir dir;
   const Corpus corpus = make_corpus(dir, "c", 500, 23);
   std::string tgt = attn::testing::synthetic_text(500, 24);
@@ -228,9 +227,9 @@ TEST_CASE("files of different lengths are an error naming both files and the lin
     for (; batches < 1000; ++batches) stream.next();
     FAIL("no error");
   } catch (const Error& error) {
-    CHECK(std::string(error.what()) ==
-          "the training corpus files differ in length: '" + corpus.tgt + "' ends after line 321 but '" + corpus.src +
-              "' has a line 322; the two sides must align line by line");
+    CHECK(std::string(error.what()) == "the training corpus files differ in length: '" + corpus.tgt +
+                                           "' ends after line 321 but '" + corpus.src +
+                                           "' has a line 322; the two sides must align line by line");
   }
   CHECK(batches > 0);  // found while streaming, after the windows before it trained
   // Windows of 10, 20, 40, 80 and 160 pairs (lines 1-310) trained; the sixth met the end.

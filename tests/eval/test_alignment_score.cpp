@@ -6,7 +6,7 @@
 
 using namespace attn::eval;
 
-TEST_CASE("alignment lines: sure i-j, possible i?j and ipj, the last tab field", "[eval][alignment]") {
+TEST_CASE("alignment lines: sure i-j - possible i?j and ipj - the last tab field", "[eval][alignment]") {
   const AlignmentLinks links = parse_alignment_line("0-1 2?3  4p5 0-1");
   CHECK(links.sure == std::set<AlignmentLink>{{0, 1}});
   CHECK(links.possible == std::set<AlignmentLink>{{2, 3}, {4, 5}});

@@ -22,7 +22,7 @@ struct Count {  // the smallest sufficient statistic: a sum
 };
 }  // namespace
 
-TEST_CASE("estimate_ci is the mean and half the width between sorted scores [R/40] and [R-R/40-1]",
+TEST_CASE("estimate_ci is the mean and half the width between sorted scores at R/40 and R-R/40-1",
           "[eval][bootstrap]") {
   std::vector<double> scores(40);
   std::iota(scores.begin(), scores.end(), 1.0);  // 1..40

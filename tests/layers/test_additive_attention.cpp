@@ -86,6 +86,7 @@ TEST_CASE("additive attention rejects keys and states of different lengths", "[l
   TestAttention test;
   Tape tape;
   Tensor keys = Tensor::zeros({2, 4, 5});
-  CHECK_THROWS_WITH(test.attention(tape, Tensor::zeros({2, 3}), keys, Tensor::zeros({2, 3, 4}), Tensor(), Precision::f32),
-                    Catch::Contains("(2, 4, 5)") && Catch::Contains("(2, 3, 4)"));
+  CHECK_THROWS_WITH(
+      test.attention(tape, Tensor::zeros({2, 3}), keys, Tensor::zeros({2, 3, 4}), Tensor(), Precision::f32),
+      Catch::Contains("(2, 4, 5)") && Catch::Contains("(2, 3, 4)"));
 }

@@ -24,7 +24,8 @@ struct TestCell {
   std::unique_ptr<layers::RecurrentCell> cell;
 
   explicit TestCell(const std::string& kind_name)
-      : kind(kind_name), cell(layers::make_recurrent_cell(*parse_choice<CellType>(kind_name), store, "cell", kInput, kHidden)) {
+      : kind(kind_name),
+        cell(layers::make_recurrent_cell(*parse_choice<CellType>(kind_name), store, "cell", kInput, kHidden)) {
     store.finalize();
     attn::testing::randomize_biases(store, 41);
   }

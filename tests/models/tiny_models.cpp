@@ -70,7 +70,8 @@ std::unique_ptr<models::TransformerModel> tiny_transformer(uint64_t seed) {
 }
 
 models::RnnAttentionOptions tiny_rnn_options(const std::string& cell) {
-  return models::rnn_attention_options(tiny_model_config({"rnn " + cell, ModelType::rnn, *parse_choice<CellType>(cell)}), {kTinyVocab, kTinyVocab});
+  return models::rnn_attention_options(
+      tiny_model_config({"rnn " + cell, ModelType::rnn, *parse_choice<CellType>(cell)}), {kTinyVocab, kTinyVocab});
 }
 
 std::unique_ptr<models::RnnAttentionModel> tiny_rnn(uint64_t seed, const std::string& cell) {

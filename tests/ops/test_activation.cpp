@@ -33,8 +33,7 @@ Tensor away_from_zero(Tensor x) {
   return x;
 }
 
-const Activation kAll[] = {Activation::relu, Activation::gelu, Activation::tanh,
-                                Activation::sigmoid};
+const Activation kAll[] = {Activation::relu, Activation::gelu, Activation::tanh, Activation::sigmoid};
 
 }  // namespace
 

@@ -3,8 +3,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "grad_check.h"
 #include "bf16_support.h"
+#include "grad_check.h"
 #include "ops/attention.h"
 #include "ops/gemm.h"
 
@@ -216,8 +216,7 @@ TEST_CASE("attention dropout: inverted scaling - same stream same mask - gradien
   CHECK(check_gradients(f, {in.q, in.k, in.v}) == "");
 }
 
-TEST_CASE("attention in bf16 precision: output and gradients within bf16 rounding of f32",
-          "[ops][attention][bf16]") {
+TEST_CASE("attention in bf16 precision: output and gradients within bf16 rounding of f32", "[ops][attention][bf16]") {
   if (testing::no_bf16_matmul()) return;
   for (const Problem& p : problems()) {
     DYNAMIC_SECTION(describe(p)) {

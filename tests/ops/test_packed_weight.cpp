@@ -7,9 +7,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "bf16_support.h"
 #include "core/matmul_weight.h"
 #include "grad_check.h"
-#include "bf16_support.h"
 #include "ops/gemm.h"
 #include "ops/linear.h"
 

@@ -1,11 +1,10 @@
 // ops::resolve_precision: a request taken as asked, or auto measured into f32 or bf16.
-#include "ops/precision.h"
+#include <string>
 
 #include <catch2/catch.hpp>
 
-#include <string>
-
 #include "ops/gemm.h"
+#include "ops/precision.h"
 
 using namespace attn;
 

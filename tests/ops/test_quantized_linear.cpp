@@ -6,10 +6,10 @@
 
 #include <catch2/catch.hpp>
 
+#include "bf16_support.h"
 #include "core/dtype.h"
 #include "core/matmul_weight.h"
 #include "grad_check.h"
-#include "bf16_support.h"
 #include "ops/gemm.h"
 #include "ops/linear.h"
 #include "ops/quantized_linear.h"
@@ -29,7 +29,8 @@ std::vector<double> rounded_product(const std::vector<float>& a, const std::vect
   std::vector<double> c(size_t(m * n), 0.0);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j)
-      for (int64_t l = 0; l < k; ++l) c[size_t(i * n + j)] += rounded(a[size_t(i * k + l)]) * rounded(b[size_t(l * n + j)]);
+      for (int64_t l = 0; l < k; ++l)
+        c[size_t(i * n + j)] += rounded(a[size_t(i * k + l)]) * rounded(b[size_t(l * n + j)]);
   return c;
 }
 
@@ -42,7 +43,8 @@ std::vector<float> transposed(const std::vector<float>& a, int64_t rows, int64_t
 
 void check_close(const std::vector<float>& actual, const std::vector<double>& expected) {
   REQUIRE(actual.size() == expected.size());
-  for (size_t i = 0; i < actual.size(); ++i) CHECK(std::fabs(actual[i] - expected[i]) <= 1e-4 * (1 + std::fabs(expected[i])));
+  for (size_t i = 0; i < actual.size(); ++i)
+    CHECK(std::fabs(actual[i] - expected[i]) <= 1e-4 * (1 + std::fabs(expected[i])));
 }
 
 MatmulWeight weight_in(const Tensor& f32, Precision precision) {
@@ -143,7 +145,7 @@ TEST_CASE("bf16 training linear: y dx and dW are the products of the bf16-rounde
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t n = 0; n < cols; ++n) expected_y[size_t(i * cols + n)] += bias.data()[n];
   check_close(y.to_vector(), expected_y);
-  check_close(x.grad().to_vector(), rounded_product(dys, ws, rows, cols, inner));                         // dy W
+  check_close(x.grad().to_vector(), rounded_product(dys, ws, rows, cols, inner));                          // dy W
   check_close(w.grad().to_vector(), rounded_product(transposed(dys, rows, cols), xs, cols, rows, inner));  // dy^T x
   std::vector<double> expected_db(size_t(cols), 0.0);
   for (int64_t i = 0; i < rows; ++i)
@@ -151,7 +153,8 @@ TEST_CASE("bf16 training linear: y dx and dW are the products of the bf16-rounde
   check_close(bias.grad().to_vector(), expected_db);
 }
 
-TEST_CASE("a bf16 matmul weight prepared again follows the changed f32 values in the same buffer", "[ops][quantize][bf16]") {
+TEST_CASE("a bf16 matmul weight prepared again follows the changed f32 values in the same buffer",
+          "[ops][quantize][bf16]") {
   Tensor w = random_tensor({4, 8}, 41, 1.f, false);
   MatmulWeight weight = weight_in(w, Precision::bf16);
   const void* buffer = weight.bf16.raw();

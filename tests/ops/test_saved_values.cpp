@@ -47,6 +47,6 @@ TEST_CASE("a chain whose intermediates were freed still gets exact gradients", "
     Tensor r = ops::tanh(tape, ops::linear(tape, in[0], in[1], in[2]));  // the linear output is dropped here
     return ops::add(tape, r, ops::relu(tape, r));
   };
-  CHECK(attn::testing::check_gradients(f, {random_tensor({6, 4}, 11), random_tensor({5, 4}, 12),
-                                           random_tensor({5}, 13)}) == "");
+  CHECK(attn::testing::check_gradients(
+            f, {random_tensor({6, 4}, 11), random_tensor({5, 4}, 12), random_tensor({5}, 13)}) == "");
 }

@@ -7,7 +7,6 @@
 using namespace attn;
 using optim::learning_rate_at;
 
-
 TEST_CASE("inverse_sqrt warms up linearly then decays as 1/sqrt(step)", "[optim][schedule]") {
   optim::ScheduleOptions options{ScheduleType::inverse_sqrt, 1e-3f, 4000, 512};
   CHECK(learning_rate_at(options, 1) == Approx(1e-3 / 4000));

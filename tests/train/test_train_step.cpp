@@ -5,8 +5,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "core/dtype.h"
 #include "bf16_support.h"
+#include "core/dtype.h"
 #include "models/model_factory.h"
 #include "models/tiny_models.h"
 #include "ops/gemm.h"

@@ -9,9 +9,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "bf16_support.h"
 #include "data/data_fixtures.h"
 #include "io/checkpoint.h"
-#include "bf16_support.h"
 #include "models/model_factory.h"
 #include "ops/gemm.h"
 #include "optim/ema.h"
@@ -290,7 +290,7 @@ TEST_CASE("data.train trains on weighted corpora and logs the pairs seen per cor
   CHECK(run.last_state().data.pairs_seen == seen);
 }
 
-TEST_CASE("train.precision auto: the run logs what it chose and why, and config.json keeps auto", "[train][precision]") {
+TEST_CASE("train.precision auto: the run logs what it chose and why and config.json keeps auto", "[train][precision]") {
   TinyRun run(json{{"max_steps", 2}, {"precision", "auto"}});
   train::train(run.config, {});
   json chosen;
