@@ -17,6 +17,8 @@
 #include <thread>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
+
 #include "tiny_config.h"
 
 extern char** environ;
@@ -63,6 +65,14 @@ Result run_with(const TempDir& dir, const std::string& program, const std::strin
 }
 
 }  // namespace
+
+void check_refused(const Result& result, const std::string& what) {
+  INFO("stderr:\n" << result.err);
+  CHECK(result.exit_code > 0);
+  CHECK(result.out.empty());
+  CHECK(split_lines(result.err).size() == 1);
+  CHECK_THAT(result.err, Catch::Contains(what));
+}
 
 Result run_program(const TempDir& dir, const std::string& program, const std::string& arguments,
                    const std::string& input, const std::string& prefix) {

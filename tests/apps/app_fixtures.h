@@ -34,6 +34,9 @@ Result run_program(const TempDir& dir, const std::string& program, const std::st
 Result run_to(const TempDir& dir, const std::string& output, const std::string& program, const std::string& arguments,
               const std::string& input = "/dev/null");
 
+// A failed run: non-zero exit (not a crash), nothing on stdout, one error line that says `what`.
+void check_refused(const Result& result, const std::string& what);
+
 // Starts `program arguments...` without waiting (stdout and stderr to dir's child.out and
 // child.err); returns its process id.
 pid_t spawn(const TempDir& dir, const std::string& program, const std::vector<std::string>& arguments);

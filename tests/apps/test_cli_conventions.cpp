@@ -32,15 +32,6 @@ std::optional<std::string> shell_output(const TempDir& dir, const std::string& c
   return text;
 }
 
-// A failed run: non-zero exit (not a crash), nothing on stdout, one error line that says `what`.
-void check_refused(const Result& result, const std::string& what) {
-  INFO("stderr:\n" << result.err);
-  CHECK(result.exit_code > 0);
-  CHECK(result.out.empty());
-  CHECK(split_lines(result.err).size() == 1);
-  CHECK_THAT(result.err, Catch::Contains(what));
-}
-
 // The generated build info of a source tree: what cmake/build_info.cmake writes for `source`.
 std::string build_info_for(const TempDir& dir, const std::string& source) {
   const std::string out = dir.file("build_info.cpp");

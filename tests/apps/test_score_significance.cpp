@@ -10,16 +10,6 @@
 using namespace attn::testing;
 using nlohmann::json;
 
-namespace {
-void check_refused(const Result& result, const std::string& what) {
-  INFO("stderr:\n" << result.err);
-  CHECK(result.exit_code > 0);
-  CHECK(result.out.empty());
-  CHECK(split_lines(result.err).size() == 1);
-  CHECK_THAT(result.err, Catch::Contains(what));
-}
-}  // namespace
-
 TEST_CASE("attn-score --paired-bs and --confidence report means - intervals - p-values", "[cli][score]") {
   TempDir dir;
   const std::vector<std::string> ref = {"the cat sat on the mat", "a dog ran in the park", "it is raining today"};
