@@ -55,3 +55,5 @@ hyp="$run_dir/test.beam5.txt"
 "$bin/attn-translate" --model "$run_dir" --subset test --beam 5 --output "$hyp"
 echo "main-job: translations -> $hyp"
 "$bin/attn-score" --model "$run_dir" --subset test --hyp "$hyp" | tee "$run_dir/test.beam5.score"
+# The run's resident memory over its steps: flat, or growing (docs/performance.md, "Memory").
+python3 tools/memory-trend.py "$run_dir" || echo "main-job: warning: the run's memory grew (above)" >&2

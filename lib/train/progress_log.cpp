@@ -32,7 +32,10 @@ void ProgressLog::write_train(const TrainProgress& p) {
                            {"primitive_cache_hit_rate", p.primitive_cache_hit_rate},
                            {"elapsed_s", p.elapsed_seconds},
                            {"skipped_steps", p.skipped_steps},
-                           {"rss_mb", p.rss_mb}};
+                           {"rss_mb", p.rss_mb},
+                           {"pool_live_mb", p.pool_live_mb},
+                           {"pool_cached_mb", p.pool_cached_mb},
+                           {"primitive_cache_entries", p.primitive_cache_entries}};
   if (p.ranks > 1) {
     record["ranks"] = p.ranks;
     record["allreduce_s_per_step"] = p.allreduce_seconds_per_step;

@@ -27,6 +27,11 @@ struct TrainProgress {
   double elapsed_seconds = 0;
   int64_t skipped_steps = 0;
   double rss_mb = 0;
+  // Where the resident memory goes: the tensor pool's live and free blocks, and the primitive
+  // cache's entries (each a descriptor and its jitted code).
+  double pool_live_mb = 0;
+  double pool_cached_mb = 0;
+  int64_t primitive_cache_entries = 0;
   int ranks = 1;
   double allreduce_seconds_per_step = 0;  // recorded with more than one rank
   double eta_seconds = 0;                 // infinite while unknown

@@ -6,6 +6,7 @@
 #include <optional>
 #include <spdlog/spdlog.h>
 
+#include "core/buffer_pool.h"
 #include "core/process_memory.h"
 #include "core/rng.h"
 #include "data/training_stream.h"
@@ -288,6 +289,10 @@ void TrainingRun::report(const StepStats& stats) {
   progress.elapsed_seconds = elapsed();
   progress.skipped_steps = state_.skipped_steps;
   progress.rss_mb = resident_mb();
+  const BufferPool::Stats pool = BufferPool::instance().stats();
+  progress.pool_live_mb = double(pool.live_bytes) / double(1 << 20);
+  progress.pool_cached_mb = double(pool.cached_bytes) / double(1 << 20);
+  progress.primitive_cache_entries = int64_t(cache.size());
   progress.ranks = world_.size();
   progress.allreduce_seconds_per_step = window_.allreduce_seconds / window_.steps;
   progress.eta_seconds = schedule_.eta_seconds(state_.step, seconds / window_.steps, progress.elapsed_seconds);

@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""tools/memory-trend.py passes a flat run and fails a growing, a creeping and an oversized one.
+
+    test_memory_trend.py SCRIPT
+"""
+import json
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+
+def run(script, rss_by_step, *flags):
+    with tempfile.TemporaryDirectory() as tmp:
+        log = pathlib.Path(tmp) / "train.log.jsonl"
+        lines = [json.dumps({"type": "train", "step": step, "rss_mb": rss}) for step, rss in rss_by_step]
+        lines.insert(1, json.dumps({"type": "valid", "step": 100, "bleu": 1.0}))  # other records are skipped
+        log.write_text("\n".join(lines) + "\n")
+        return subprocess.run([sys.executable, script, tmp, *flags], capture_output=True, text=True)
+
+
+def main():
+    script = sys.argv[1]
+    steps = range(100, 3001, 100)
+    # Warm-up below step 200 does not count; the rest wobbles by 2% around 900 MB.
+    flat = [(s, 600 if s < 200 else 900 + (18 if s % 200 else 0)) for s in steps]
+    result = run(script, flat)
+    assert result.returncode == 0 and "flat" in result.stdout, result.stdout + result.stderr
+
+    growing = [(s, 1061 + 0.15 * s) for s in steps]  # the issue's run: 1,061 MB -> 1,495 MB
+    result = run(script, growing)
+    assert result.returncode == 1 and "grew" in result.stdout, result.stdout
+
+    creeping = [(s, 900 + 0.025 * s) for s in steps]  # under 10% in all, yet always up
+    result = run(script, creeping)
+    assert result.returncode == 1 and "trends up" in result.stdout and "grew" not in result.stdout, result.stdout
+
+    result = run(script, flat, "--max-peak-mb", "910")
+    assert result.returncode == 1 and "peaked at 918 MB" in result.stdout, result.stdout
+
+    result = run(script, flat[:3])
+    assert result.returncode == 2 and "fewer than 4" in result.stderr, result.stderr
+    missing = subprocess.run([sys.executable, script, "/nonexistent/run"], capture_output=True, text=True)
+    assert missing.returncode != 0 and "does not exist" in missing.stderr, missing.stderr
+    print("memory-trend: ok")
+
+
+if __name__ == "__main__":
+    main()
