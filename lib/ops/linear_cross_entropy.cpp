@@ -85,8 +85,8 @@ void fold_chunk(const float* z, int64_t count, RowState& state) {
   state.logit_sum += sum;
 }
 
-void fold_chunk_rows(const MatrixView& logits, const Chunk& chunk, const std::vector<int32_t>& targets,
-                     int32_t pad_id, std::vector<RowState>& states) {
+void fold_chunk_rows(const MatrixView& logits, const Chunk& chunk, const std::vector<int32_t>& targets, int32_t pad_id,
+                     std::vector<RowState>& states) {
   const float* z = static_cast<const float*>(logits.data);
   int64_t rows = logits.rows(), count = chunk.count;
 #pragma omp parallel for if (rows * count > kParallelWork) schedule(static)
@@ -199,8 +199,7 @@ void backward(const Saved& saved, const Tensor& loss) {
       dx.options = GemmOptions::accumulating();  // the first chunk wrote it (or added to it)
     }
     if (want_weight)
-      gemm(gradient.transposed(), MatrixView::of(in.x_values), dw.view.row_range(chunk.first, chunk.count),
-           dw.options);
+      gemm(gradient.transposed(), MatrixView::of(in.x_values), dw.view.row_range(chunk.first, chunk.count), dw.options);
     if (want_bias) add_column_sums(logits, chunk, in.bias.grad().data());
   }
 }
@@ -214,8 +213,8 @@ void check_inputs(const Tensor& x, const Tensor& weight, const Tensor& bias, con
   ATTN_CHECK(options.label_smoothing >= 0.f && options.label_smoothing < 1.f, "linear_cross_entropy: label_smoothing ",
              options.label_smoothing, " is outside [0, 1)");
   int64_t rows = x.numel() / x.dim(-1), vocab = weight.dim(0);
-  ATTN_CHECK(static_cast<int64_t>(targets.size()) == rows, "linear_cross_entropy: ", targets.size(),
-             " targets for ", rows, " rows of input ", to_string(x.shape()));
+  ATTN_CHECK(static_cast<int64_t>(targets.size()) == rows, "linear_cross_entropy: ", targets.size(), " targets for ",
+             rows, " rows of input ", to_string(x.shape()));
   for (int64_t r = 0; r < rows; ++r) {
     int32_t id = targets[r];
     ATTN_CHECK(id == options.pad_id || (id >= 0 && id < vocab), "linear_cross_entropy: target id ", id, " at row ", r,
@@ -255,8 +254,7 @@ CrossEntropyResult linear_cross_entropy_with(Tape& tape, const Tensor& x_in, con
 }  // namespace
 
 CrossEntropyResult linear_cross_entropy(Tape& tape, const Tensor& x, const MatmulWeight& weight, const Tensor& bias,
-                                        const std::vector<int32_t>& targets,
-                                        const LinearCrossEntropyOptions& options) {
+                                        const std::vector<int32_t>& targets, const LinearCrossEntropyOptions& options) {
   ATTN_CHECK(weight.precision == Precision::f32 || weight.precision == Precision::bf16,
              "linear_cross_entropy: int8 weights are for decoding; the loss multiplies in f32 or bf16");
   const Tensor& values = weight.precision == Precision::bf16 ? weight.bf16 : weight.f32;
@@ -264,8 +262,7 @@ CrossEntropyResult linear_cross_entropy(Tape& tape, const Tensor& x, const Matmu
 }
 
 CrossEntropyResult linear_cross_entropy(Tape& tape, const Tensor& x, const Tensor& weight, const Tensor& bias,
-                                        const std::vector<int32_t>& targets,
-                                        const LinearCrossEntropyOptions& options) {
+                                        const std::vector<int32_t>& targets, const LinearCrossEntropyOptions& options) {
   return linear_cross_entropy_with(tape, x, weight, weight, bias, targets, options);
 }
 

@@ -19,7 +19,7 @@ TEST_CASE("run_train_benchmark refuses zero timed steps and empty batches", "[be
   CHECK_THROWS_WITH(bench::run_train_benchmark(config, options), Catch::Contains("batch sizes must be >= 1"));
 }
 
-TEST_CASE("run_train_benchmark runs the fused and the unfused loss, counting the same model FLOPs", "[bench]") {
+TEST_CASE("run_train_benchmark runs the fused and the unfused loss - counting the same model FLOPs", "[bench]") {
   io::Config config;
   config.vocab.size = 300;
   config.model.transformer.d_model = 16;

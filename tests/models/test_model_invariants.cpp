@@ -192,7 +192,7 @@ TEST_CASE("save then load into a model built with another seed gives identical l
   CHECK(logits_of(*loaded, batch) == expected);  // same values, same shapes: bit-identical
 }
 
-TEST_CASE("the fused loss over forward_hidden equals cross_entropy over forward's logits, gradients too",
+TEST_CASE("the fused loss over forward_hidden equals cross_entropy over forward's logits - gradients too",
           "[models][invariants]") {
   TinyModelKind kind = GENERATE(from_range(testing::tiny_model_kinds()));
   bool tied = GENERATE(true, false);

@@ -47,8 +47,8 @@ Outcome run(bool fused, const Tensor& x, const Tensor& w, const Tensor& b, const
     result = ops::cross_entropy(tape, ops::linear(tape, x, w, b), targets, {eps, kPad});
   }
   tape.backward(result.loss, 0.37f);  // a seed like the trainer's 1 / target tokens
-  return {result.loss.item(), result.nll_sum, result.tokens, x.grad().to_vector(), w.grad().to_vector(),
-          b.defined() ? b.grad().to_vector() : std::vector<float>{}};
+  return {result.loss.item(),   result.nll_sum,       result.tokens,
+          x.grad().to_vector(), w.grad().to_vector(), b.defined() ? b.grad().to_vector() : std::vector<float>{}};
 }
 
 float max_abs(const std::vector<float>& v) {
@@ -158,7 +158,7 @@ TEST_CASE("linear_cross_entropy's default chunks cover a vocabulary wider than o
   CHECK(max_difference(fused.dx, unfused.dx) <= 0.37 * (delta + 2 * reorder) * max_abs(w.to_vector()));
 }
 
-TEST_CASE("linear_cross_entropy counts the model's FLOPs once, not the backward's recomputed logits",
+TEST_CASE("linear_cross_entropy counts the model's FLOPs once - not the backward's recomputed logits",
           "[ops][linear_cross_entropy]") {
   const int64_t rows = 16, width = 8, vocab = 50;
   Tensor x = random_tensor({rows, width}, 12), w = random_tensor({vocab, width}, 13);
