@@ -88,6 +88,8 @@ int main(int argc, char** argv) {
   train->add_option("--steps", train_options.steps, "timed steps")->check(at_least(1));
   train->add_option("--warmup", train_options.warmup, "untimed steps first")->check(at_least(0));
   train->add_option("--threads", threads, "OpenMP threads (default: train.threads)")->check(at_least(1));
+  train->add_flag("--unfused-loss", train_options.unfused_loss,
+                  "the loss over the full logits, as before the fused output projection + loss (a comparison)");
   train->add_flag("--json", json, "print one JSON object");
 
   CLI::App* decode = app.add_subcommand("decode", "time greedy or beam search");

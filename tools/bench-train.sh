@@ -3,14 +3,16 @@
 # median of REPEATS runs of `attn-bench train` and of tools/bench-pytorch.py (the same model,
 # batch shape and update rule), one JSON line per run, then a summary table (issue 15's figures).
 #
-#   tools/bench-train.sh [--bin DIR] [--baseline DIR] [--repeats 3] [--steps 10] [--only NAME]
-#                        [--shape BxSxT] [--no-pytorch]
+#   tools/bench-train.sh [--bin DIR] [--baseline DIR [--baseline-flags FLAGS]] [--repeats 3]
+#                        [--steps 10] [--only NAME] [--shape BxSxT] [--no-pytorch]
 #
 # NAME is one of the benchmark names below (e.g. transformer-small-bf16); --shape replaces its
 # batch shape (sentences x source x target length: the batch-shape sweep of issue 15).
 # --baseline DIR (the apps of an older build) runs its attn-bench alternately with --bin's and
 # adds its median and the ratio: on a shared machine whose speed drifts by 20% from minute to
-# minute, only interleaved runs compare two builds fairly. Run it on a quiet
+# minute, only interleaved runs compare two builds fairly. --baseline-flags adds attn-bench flags to
+# the baseline's runs: `--baseline build/apps --baseline-flags --unfused-loss` compares the fused
+# loss with the loss over the full logits in one build. Run it on a quiet
 # machine: a 2-core machine shared with anything else varies by 2x. PyTorch comes from
 # tools/install-pytorch-deps.sh; without it (or with --no-pytorch) only attn runs.
 set -euo pipefail
@@ -18,6 +20,7 @@ cd "$(dirname "$0")/.."
 
 bin=build-native/apps
 baseline=
+baseline_flags=
 shape_override=
 repeats=3
 steps=10
@@ -27,6 +30,7 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --bin) bin=$2; shift 2 ;;
     --baseline) baseline=$2; shift 2 ;;
+    --baseline-flags) baseline_flags=$2; shift 2 ;;
     --shape) shape_override=$2; shift 2 ;;
     --repeats) repeats=$2; shift 2 ;;
     --steps) steps=$2; shift 2 ;;
@@ -82,7 +86,8 @@ for line in "${benchmarks[@]}"; do
     echo "{\"benchmark\": \"$name\", \"shape\": \"${b}x${s}x${t}\", \"attn\": $json}"
     attn_rates+=("$(field "$json" tokens_per_s)") attn_mfu+=("$(field "$json" mfu)") attn_rss+=("$(field "$json" peak_rss_mb)")
     if [[ -n $baseline ]]; then
-      json=$("$baseline/attn-bench" train --config "$config" "${shape[@]}" --set "train.precision=$precision" --json)
+      # shellcheck disable=SC2086 # the flags are words
+      json=$("$baseline/attn-bench" train --config "$config" "${shape[@]}" --set "train.precision=$precision" $baseline_flags --json)
       echo "{\"benchmark\": \"$name\", \"shape\": \"${b}x${s}x${t}\", \"baseline\": $json}"
       baseline_rates+=("$(field "$json" tokens_per_s)")
     fi

@@ -43,9 +43,9 @@ TrainBenchmarkResult run_train_benchmark(const io::Config& config, const TrainBe
              options.source_length, " x ", options.target_length, " tokens");
   int64_t vocab = config.vocab.size;
   auto model = models::make_model(config, {vocab, vocab});
-  train::TrainStep train_step(
-      *model, config,
-      ops::resolve_precision(config.train.precision, "train.precision"));  // the update rule attn-train runs
+  const models::LossKernel loss = options.unfused_loss ? models::LossKernel::unfused : models::LossKernel::fused;
+  train::TrainStep train_step(*model, config, ops::resolve_precision(config.train.precision, "train.precision"),
+                              loss);  // the update rule attn-train runs
   Rng rng(static_cast<uint64_t>(config.train.seed));
   Rng dropout_rng(rng.next_u64());
   data::Batch batch = synthetic_batch(options, vocab, rng);
@@ -68,6 +68,7 @@ TrainBenchmarkResult run_train_benchmark(const io::Config& config, const TrainBe
 
   TrainBenchmarkResult result;
   result.precision = choice_name(train_step.precision());
+  result.loss = options.unfused_loss ? "unfused" : "fused";
   std::vector<double> sorted = seconds;
   std::sort(sorted.begin(), sorted.end());
   result.step_median_s = sorted[sorted.size() / 2];
@@ -86,21 +87,27 @@ TrainBenchmarkResult run_train_benchmark(const io::Config& config, const TrainBe
 }
 
 nlohmann::json TrainBenchmarkResult::to_json() const {
-  return {{"precision", precision},       {"step_median_s", step_median_s},
-          {"step_min_s", step_min_s},     {"step_max_s", step_max_s},
-          {"tokens_per_s", tokens_per_s}, {"gflops", gflops},
-          {"peak_gflops", peak_gflops},   {"mfu", mfu},
-          {"peak_rss_mb", peak_rss_mb},   {"cache_hit_rate", cache_hit_rate},
+  return {{"precision", precision},
+          {"loss", loss},
+          {"step_median_s", step_median_s},
+          {"step_min_s", step_min_s},
+          {"step_max_s", step_max_s},
+          {"tokens_per_s", tokens_per_s},
+          {"gflops", gflops},
+          {"peak_gflops", peak_gflops},
+          {"mfu", mfu},
+          {"peak_rss_mb", peak_rss_mb},
+          {"cache_hit_rate", cache_hit_rate},
           {"parameters", parameters}};
 }
 
 std::string TrainBenchmarkResult::to_text() const {
   return fmt::format(
-      "precision {} | {} parameters\n"
+      "precision {} | {} loss | {} parameters\n"
       "step median {:.4f} s (min {:.4f}, max {:.4f})\n"
       "{:.0f} target tokens/s | {:.1f} model GFLOP/s | matmul peak {:.1f} GFLOP/s | MFU {:.1f}%\n"
       "peak RSS {:.0f} MiB | primitive cache hit rate {:.2f}%",
-      precision, parameters, step_median_s, step_min_s, step_max_s, tokens_per_s, gflops, peak_gflops, 100 * mfu,
+      precision, loss, parameters, step_median_s, step_min_s, step_max_s, tokens_per_s, gflops, peak_gflops, 100 * mfu,
       peak_rss_mb, 100 * cache_hit_rate);
 }
 

@@ -19,10 +19,14 @@ struct TrainBenchmarkOptions {
   int steps = 10;                // timed steps
   int warmup = 3;                // untimed steps first (primitive creation, first touches)
   bool measure_peak = true;
+  // The loss before the fused one (logits (B, T, V), then cross-entropy over them), for the
+  // before/after figures of the fused loss (models::sequence_loss).
+  bool unfused_loss = false;
 };
 
 struct TrainBenchmarkResult {
   std::string precision;
+  std::string loss;  // "fused" or "unfused"
   double step_median_s = 0, step_min_s = 0, step_max_s = 0;
   double tokens_per_s = 0;  // target tokens (B x T) per second at the median step
   double gflops = 0;        // model FLOPs per median step / its time

@@ -21,6 +21,8 @@ class Linear {
   Tensor with_relu(Tape& tape, const Tensor& x) const;
   const Tensor& weight() const { return weight_; }
   const Tensor& bias() const { return bias_; }
+  // The weight with the forms its store prepared (what the products multiply).
+  const MatmulWeight& forms() const { return *forms_; }
 
  private:
   Tensor weight_;                              // (out, in)

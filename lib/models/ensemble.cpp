@@ -62,6 +62,11 @@ Tensor EnsembleModel::forward(const layers::RunContext& ctx, const data::Batch& 
   return mean;
 }
 
+HiddenStates EnsembleModel::forward_hidden(const layers::RunContext&, const data::Batch&) const {
+  ATTN_CHECK(false, "an ensemble has no single output projection: use forward() for its log-probabilities");
+  return {};
+}
+
 std::unique_ptr<DecoderState> EnsembleModel::start(const layers::RunContext& ctx, const data::Batch& batch) const {
   std::vector<std::unique_ptr<DecoderState>> states;
   for (const Seq2SeqModel* member : members_) states.push_back(member->start(ctx, batch));

@@ -7,7 +7,8 @@
 //   step()    the weighted mean of the members' log-probabilities (R, V) (the searches then
 //             normalise it with log-softmax, as they do any logits: a normalised weighted
 //             geometric mean of the members' distributions);
-//   forward() the same mean over teacher-forced log-probabilities (B, T, V).
+//   forward() the same mean over teacher-forced log-probabilities (B, T, V); forward_hidden()
+//             is refused: the mean of several projections is no single one.
 // Members may be of any family (a Transformer with an RNN): only the DecoderState interface
 // is shared. They must share the target vocabulary (token id v means the same piece in all)
 // and read the same source ids: run::check_same_vocabularies checks the files.
@@ -25,6 +26,7 @@ class EnsembleModel : public Seq2SeqModel {
   explicit EnsembleModel(std::vector<const Seq2SeqModel*> members, std::vector<float> weights = {});
 
   Tensor forward(const layers::RunContext& ctx, const data::Batch& batch) const override;
+  HiddenStates forward_hidden(const layers::RunContext& ctx, const data::Batch& batch) const override;
   std::unique_ptr<DecoderState> start(const layers::RunContext& ctx, const data::Batch& batch) const override;
   Tensor step(const layers::RunContext& ctx, DecoderState& state,
               const std::vector<int32_t>& previous_tokens) const override;

@@ -180,12 +180,15 @@ RnnAttentionModel::StepOutput RnnAttentionModel::decode_step(const layers::RunCo
   return {(*decoder_cell_)(tape, input, state), attended.context, attended.weights};
 }
 
-Tensor RnnAttentionModel::output_logits(const layers::RunContext& ctx, const Tensor& features) const {
-  Tensor hidden = ops::tanh(ctx.tape, pre_output_(ctx.tape, ctx.dropout(features, options_.dropout)));  // (B, T, E)
-  return embeddings_.project(ctx, hidden);                                                              // (B, T, V)
+Tensor RnnAttentionModel::output_hidden(const layers::RunContext& ctx, const Tensor& features) const {
+  return ops::tanh(ctx.tape, pre_output_(ctx.tape, ctx.dropout(features, options_.dropout)));  // (B, T, E)
 }
 
 Tensor RnnAttentionModel::forward(const layers::RunContext& ctx, const data::Batch& batch) const {
+  return embeddings_.project(ctx, forward_hidden(ctx, batch).hidden);  // (B, T, V)
+}
+
+HiddenStates RnnAttentionModel::forward_hidden(const layers::RunContext& ctx, const data::Batch& batch) const {
   int64_t sentences = batch.size, length = batch.tgt_len, source_length = batch.src_len;
   EncodedSource source = encode_source(ctx, batch);
   layers::RecurrentState state = initial_state(ctx, source);  // s_0
@@ -212,7 +215,8 @@ Tensor RnnAttentionModel::forward(const layers::RunContext& ctx, const data::Bat
     ctx.attention_maps->add(layers::AttentionKind::cross, 0, map);
   }
   int64_t width = options_.decoder_hidden + 2 * options_.encoder_hidden + options_.embedding_dim;
-  return output_logits(ctx, ops::concat(ctx.tape, features).view({sentences, length, width}));  // (B, T, V)
+  Tensor hidden = output_hidden(ctx, ops::concat(ctx.tape, features).view({sentences, length, width}));  // (B, T, E)
+  return {hidden, embeddings_.projection()};
 }
 
 std::unique_ptr<DecoderState> RnnAttentionModel::start(const layers::RunContext& ctx, const data::Batch& batch) const {
@@ -235,7 +239,8 @@ Tensor RnnAttentionModel::step(const layers::RunContext& ctx, DecoderState& base
     ctx.attention_maps->add(layers::AttentionKind::cross, 0, row);
   }
   Tensor features = ops::concat(ctx.tape, {out.state.h, out.context, embedded});  // (R, Hd + 2H + E)
-  return output_logits(ctx, features.view({rows, 1, features.dim(1)})).view({rows, options_.target_vocab});  // (R, V)
+  Tensor hidden = output_hidden(ctx, features.view({rows, 1, features.dim(1)}));  // (R, 1, E)
+  return embeddings_.project(ctx, hidden).view({rows, options_.target_vocab});    // (R, V)
 }
 
 }  // namespace attn::models

@@ -64,6 +64,7 @@ class RnnAttentionModel : public Seq2SeqModel {
   RnnAttentionModel(const RnnAttentionOptions& options, uint64_t seed);
 
   Tensor forward(const layers::RunContext& ctx, const data::Batch& batch) const override;
+  HiddenStates forward_hidden(const layers::RunContext& ctx, const data::Batch& batch) const override;
   std::unique_ptr<DecoderState> start(const layers::RunContext& ctx, const data::Batch& batch) const override;
   Tensor step(const layers::RunContext& ctx, DecoderState& state,
               const std::vector<int32_t>& previous_tokens) const override;
@@ -87,8 +88,9 @@ class RnnAttentionModel : public Seq2SeqModel {
   // One decoder step from emb(y_{t-1}) (B, E) and s_{t-1}.
   StepOutput decode_step(const layers::RunContext& ctx, const Tensor& embedded, const layers::RecurrentState& state,
                          const EncodedSource& source) const;
-  // [s; c; emb] (B, T, Hd + 2H + E) -> logits (B, T, V).
-  Tensor output_logits(const layers::RunContext& ctx, const Tensor& features) const;
+  // [s; c; emb] (B, T, Hd + 2H + E) -> tanh(W [s; c; emb] + b) (B, T, E), which the output
+  // projection maps to the logits.
+  Tensor output_hidden(const layers::RunContext& ctx, const Tensor& features) const;
 
   RnnAttentionOptions options_;
   TokenEmbeddings embeddings_;

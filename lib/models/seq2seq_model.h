@@ -1,7 +1,9 @@
 #pragma once
 // Seq2SeqModel: the interface the trainer, the decoder and the attention dump use for every
-// model family. Training calls forward() (teacher forcing over whole target sequences);
-// decoding calls start() once per source batch, then step() once per output token.
+// model family. Training and validation call forward_hidden() (teacher forcing over whole
+// target sequences, up to the output projection, which the fused loss ops::linear_cross_entropy
+// applies chunk by chunk); forward() gives the logits themselves; decoding calls start() once
+// per source batch, then step() once per output token.
 //
 // Shapes: B sentences, S source length, T target length, V target vocabulary, R decoding
 // rows (sentences x beam).
@@ -17,12 +19,26 @@
 
 namespace attn::models {
 
+// A model's output projection, logits = hidden W^T (+ bias), as views of its parameters.
+struct OutputProjection {
+  const MatmulWeight* weight = nullptr;  // (V, E): the f32 parameter and its prepared forms
+  Tensor bias;                           // (V) or undefined
+};
+
+// The teacher-forced decoder output before the projection: forward() is the projection of it.
+struct HiddenStates {
+  Tensor hidden;  // (B, T, E)
+  OutputProjection projection;
+};
+
 class Seq2SeqModel {
  public:
   virtual ~Seq2SeqModel() = default;
 
   // Teacher-forced logits (B, T, V) for batch.tgt_in given batch.src.
   virtual Tensor forward(const layers::RunContext& ctx, const data::Batch& batch) const = 0;
+  // The same up to the output projection: hidden (B, T, E) and the projection to apply.
+  virtual HiddenStates forward_hidden(const layers::RunContext& ctx, const data::Batch& batch) const = 0;
   // Encodes batch.src and returns the state for decoding (one row per sentence).
   virtual std::unique_ptr<DecoderState> start(const layers::RunContext& ctx, const data::Batch& batch) const = 0;
   // Logits (R, V) of the next token of each row, given each row's previous token.

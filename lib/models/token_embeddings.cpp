@@ -57,4 +57,9 @@ Tensor TokenEmbeddings::project(const layers::RunContext& ctx, const Tensor& hid
   return ops::matmul(tape, hidden, target_.table(), transposed_table);  // (..., E) x (V, E)^T
 }
 
+OutputProjection TokenEmbeddings::projection() const {
+  if (options_.tied_embeddings) return {tied_output_.get(), Tensor()};
+  return {&output_.forms(), output_.bias()};
+}
+
 }  // namespace attn::models

@@ -18,6 +18,7 @@
 #include "layers/linear.h"
 #include "layers/run_context.h"
 #include "models/model_family.h"
+#include "models/seq2seq_model.h"
 
 namespace attn::models {
 
@@ -48,6 +49,9 @@ class TokenEmbeddings {
   const layers::Embedding& target() const { return target_; }
   // hidden (..., E) -> logits (..., V); an untied table's product in ctx.precision.
   Tensor project(const layers::RunContext& ctx, const Tensor& hidden) const;
+  // The same projection as views of its parameters (the tied table or decoder.output), for the
+  // fused loss (ops::linear_cross_entropy).
+  OutputProjection projection() const;
 
  private:
   TokenEmbeddingOptions options_;

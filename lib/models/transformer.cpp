@@ -104,13 +104,17 @@ Tensor TransformerModel::encode(const layers::RunContext& ctx, const data::Batch
   return options_.layer.pre_norm ? encoder_norm_(ctx.tape, x) : x;
 }
 
-Tensor TransformerModel::forward(const layers::RunContext& ctx, const data::Batch& batch) const {
+HiddenStates TransformerModel::forward_hidden(const layers::RunContext& ctx, const data::Batch& batch) const {
   Tensor memory = encode(ctx, batch);                                                       // (B, S, D)
   Tensor y = embed(ctx, embeddings_.target(), batch.tgt_in, batch.size, batch.tgt_len, 0);  // (B, T, D)
   const layers::DecoderMasks masks = decoder_masks(batch.src_lengths);
   for (const auto& layer : decoder_) y = layer(ctx, y, memory, masks);
   if (options_.layer.pre_norm) y = decoder_norm_(ctx.tape, y);
-  return embeddings_.project(ctx, y);  // (B, T, V)
+  return {y, embeddings_.projection()};
+}
+
+Tensor TransformerModel::forward(const layers::RunContext& ctx, const data::Batch& batch) const {
+  return embeddings_.project(ctx, forward_hidden(ctx, batch).hidden);  // (B, T, V)
 }
 
 std::unique_ptr<DecoderState> TransformerModel::start(const layers::RunContext& ctx, const data::Batch& batch) const {

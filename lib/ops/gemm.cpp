@@ -122,6 +122,15 @@ GradientTarget gradient_target(const Tensor& tensor, float alpha) {
   return {MatrixView::of(grad), fresh ? GemmOptions::overwrite(alpha) : GemmOptions::accumulating(alpha)};
 }
 
+MatrixView MatrixView::row_range(int64_t first, int64_t count) const {
+  ATTN_CHECK(dims.size() == 2 && first >= 0 && count >= 0 && first + count <= dims[0], "matrix view: rows [", first,
+             ", ", first + count, ") of ", to_string(dims));
+  MatrixView view = *this;
+  view.data = static_cast<const char*>(data) + first * strides[0] * int64_t(dtype_size(dtype));
+  view.dims[0] = count;
+  return view;
+}
+
 MatrixView MatrixView::transposed() const {
   MatrixView view = *this;
   size_t rank = dims.size();
@@ -175,7 +184,7 @@ void reset_gemm_flops() { flop_counter = 0; }
 
 void gemm(const MatrixView& a_in, const MatrixView& b_in, const MatrixView& c, const GemmOptions& options) {
   check_operands(a_in, b_in, c);
-  count_flops(a_in, c);
+  if (!options.recomputed) count_flops(a_in, c);
   auto& context = dnn::Context::get();
   bool use_bf16 = options.precision == Precision::bf16 || a_in.dtype == DType::bf16 || b_in.dtype == DType::bf16;
   Tensor a_bf16, b_bf16;

@@ -21,6 +21,8 @@ struct MatrixView {
   static MatrixView grad_of(const Tensor& tensor);  // the tensor's gradient, plain row-major
   MatrixView transposed() const;                    // swaps the last two dims and strides
   MatrixView transposed_if(bool flag) const { return flag ? transposed() : *this; }
+  // Rows [first, first + count) of a matrix (rank 2): the same strides, the data moved on.
+  MatrixView row_range(int64_t first, int64_t count) const;
   int64_t rows() const { return dims[dims.size() - 2]; }
   int64_t cols() const { return dims.back(); }
 };
@@ -33,6 +35,9 @@ struct GemmOptions {
   // bf16: f32 operands are converted and multiplied in bf16 with f32 accumulation (bf16
   // training); f32 multiplies f32 operands as they are. A bf16 operand is always multiplied in bf16.
   Precision precision = Precision::f32;
+  // A product the forward already made and the backward makes again (ops::linear_cross_entropy's
+  // chunks of logits): not counted by gemm_flops, which counts the model's FLOPs.
+  bool recomputed = false;
 
   // c = alpha * a b (+ bias)
   static GemmOptions overwrite(float alpha = 1.f, const float* bias = nullptr, bool relu = false) {

@@ -3,9 +3,7 @@
 #include <cmath>
 
 #include "core/buffer_pool.h"
-#include "data/vocab.h"
 #include "models/model_factory.h"
-#include "ops/cross_entropy.h"
 #include "ops/gemm.h"
 #include "ops/linear.h"
 #include "optim/clip.h"
@@ -45,12 +43,13 @@ ops::PrecisionChoice training_precision(Precision requested, dist::Communicator&
   return choice;
 }
 
-TrainStep::TrainStep(models::Seq2SeqModel& model, const io::Config& config, const ops::PrecisionChoice& precision)
+TrainStep::TrainStep(models::Seq2SeqModel& model, const io::Config& config, const ops::PrecisionChoice& precision,
+                     models::LossKernel loss_kernel)
     : model_(model),
       precision_(precision),
       adam_(model.parameters(), adam_options(config.train)),
       schedule_(schedule_options(config)),
-      label_smoothing_(float(config.train.label_smoothing)),
+      loss_{float(config.train.label_smoothing), loss_kernel},
       clip_norm_(config.train.clip_norm) {
   ATTN_CHECK(precision.precision == Precision::f32 || precision.precision == Precision::bf16,
              "training computes in f32 or bf16, not ", choice_name(precision.precision));
@@ -70,16 +69,11 @@ StepStats TrainStep::accumulate(const std::vector<data::Batch>& batches, int64_t
                                 Rng& dropout_rng) {
   refresh_matmul_weights();  // the last update, a resume or a validation changed the f32 weights
   StepStats stats;
-  ops::CrossEntropyOptions loss_options;
-  loss_options.label_smoothing = label_smoothing_;
-  loss_options.pad_id = data::kPadId;
-  loss_options.overwrite_logits = true;  // nothing reads the logits after the loss
   for (const data::Batch& batch : batches) {
     if (batch.size == 0) continue;  // a rank's share when there are fewer sentences than ranks
     Tape tape;
     layers::RunContext ctx{tape, true, &dropout_rng, nullptr, precision()};
-    Tensor logits = model_.forward(ctx, batch);  // (B, T, V)
-    ops::CrossEntropyResult ce = ops::cross_entropy(tape, logits, batch.tgt_out, loss_options);
+    ops::CrossEntropyResult ce = models::sequence_loss(model_, ctx, batch, loss_);
     stats.loss += ce.loss.item();
     stats.nll += ce.nll_sum;
     stats.tokens += ce.tokens;

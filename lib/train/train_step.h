@@ -1,7 +1,8 @@
 #pragma once
 // TrainStep: one optimizer step, the one home of the update rule that attn-train runs and
 // attn-bench times:
-//   accumulate: for each batch, forward -> label-smoothed cross-entropy -> backward seeded with
+//   accumulate: for each batch, forward to the hidden states -> the output projection fused with
+//               the label-smoothed cross-entropy (models::sequence_loss) -> backward seeded with
 //               1 / (target tokens of the whole step), so gradients sum to the per-token mean;
 //               in bf16 the matmul weights are converted (and packed) once, first
 //               (refresh_matmul_weights)
@@ -20,6 +21,7 @@
 #include "dist/communicator.h"
 #include "io/config.h"
 #include "models/seq2seq_model.h"
+#include "models/sequence_loss.h"
 #include "ops/precision.h"
 #include "optim/adam.h"
 #include "optim/schedule.h"
@@ -42,8 +44,10 @@ ops::PrecisionChoice training_precision(Precision requested, dist::Communicator&
 
 class TrainStep {
  public:
-  // `precision`: train.precision resolved (ops::resolve_precision), f32 or bf16.
-  TrainStep(models::Seq2SeqModel& model, const io::Config& config, const ops::PrecisionChoice& precision);
+  // `precision`: train.precision resolved (ops::resolve_precision), f32 or bf16. `loss_kernel`:
+  // fused always, but for attn-bench's comparison with the unfused loss (--unfused-loss).
+  TrainStep(models::Seq2SeqModel& model, const io::Config& config, const ops::PrecisionChoice& precision,
+            models::LossKernel loss_kernel = models::LossKernel::fused);
 
   // Forward and backward of every batch (an empty one is skipped); gradients accumulate in the
   // model's parameters, each seeded with 1 / total_target_tokens.
@@ -69,7 +73,7 @@ class TrainStep {
   ops::PrecisionChoice precision_;  // f32 or bf16: of the products and of the weights' forms
   optim::Adam adam_;
   optim::ScheduleOptions schedule_;
-  float label_smoothing_;
+  models::SequenceLossOptions loss_;
   double clip_norm_;
 };
 

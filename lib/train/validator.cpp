@@ -8,7 +8,7 @@
 #include "eval/bleu.h"
 #include "eval/chrf.h"
 #include "models/model_factory.h"
-#include "ops/cross_entropy.h"
+#include "models/sequence_loss.h"
 
 namespace attn::train {
 
@@ -49,13 +49,12 @@ ValidationResult Validator::run(const models::Seq2SeqModel& model, Precision pre
   ValidationResult result;
   double nll = 0;
   int64_t tokens = 0;
-  ops::CrossEntropyOptions unsmoothed;  // the dev loss is plain -log p
-  unsmoothed.pad_id = data::kPadId;
+  const models::SequenceLossOptions unsmoothed;  // the dev loss is plain -log p (nll_sum)
   for (const data::Batch& batch : batches_) {
     Tape tape;
     NoGradScope no_grad(tape);
-    Tensor logits = model.forward(layers::RunContext{tape, false, nullptr, nullptr, precision}, batch);  // (B, T, V)
-    ops::CrossEntropyResult ce = ops::cross_entropy(tape, logits, batch.tgt_out, unsmoothed);
+    ops::CrossEntropyResult ce =
+        models::sequence_loss(model, layers::RunContext{tape, false, nullptr, nullptr, precision}, batch, unsmoothed);
     nll += ce.nll_sum;
     tokens += ce.tokens;
   }

@@ -128,6 +128,14 @@ TEST_CASE("an ensemble's teacher-forced forward is the mean of its members' log-
     REQUIRE(mean.data()[i] == Approx(0.5f * a.data()[i] + 0.5f * b.data()[i]).margin(1e-5));
 }
 
+TEST_CASE("an ensemble refuses forward_hidden: it has no single output projection", "[models][ensemble]") {
+  auto transformer = testing::tiny_model(kTransformer, 3);
+  models::EnsembleModel ensemble({transformer.get(), transformer.get()});
+  Tape tape;
+  CHECK_THROWS_WITH(ensemble.forward_hidden(layers::RunContext{tape}, tiny_source_batch()),
+                    Catch::Contains("no single output projection"));
+}
+
 TEST_CASE("a Transformer and an RNN decode together as an ensemble", "[models][ensemble]") {
   auto transformer = testing::tiny_model(kTransformer, 3);
   auto rnn = testing::tiny_model(kRnn, 4);

@@ -3,6 +3,7 @@
 // position sees a later target token, step-by-step decoding reproduces teacher forcing, beam 1
 // is greedy, attention rows are distributions, and a checkpoint round trip is exact.
 // Family-specific tests stay in test_transformer*.cpp and test_rnn_attention.cpp.
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -12,6 +13,7 @@
 #include "decode/search.h"
 #include "io/checkpoint.h"
 #include "models/model_factory.h"
+#include "models/sequence_loss.h"
 #include "temp_dir.h"
 #include "tiny_models.h"
 
@@ -188,4 +190,38 @@ TEST_CASE("save then load into a model built with another seed gives identical l
   io::save_checkpoint(dir.file("model.safetensors"), saved->parameters());
   io::load_parameters(io::load_checkpoint(dir.file("model.safetensors")), loaded->parameters());
   CHECK(logits_of(*loaded, batch) == expected);  // same values, same shapes: bit-identical
+}
+
+TEST_CASE("the fused loss over forward_hidden equals cross_entropy over forward's logits - gradients too",
+          "[models][invariants]") {
+  TinyModelKind kind = GENERATE(from_range(testing::tiny_model_kinds()));
+  bool tied = GENERATE(true, false);
+  INFO(kind.label << (tied ? " tied" : " untied"));
+  io::Config config = testing::tiny_model_config(kind, 5);
+  config.model.tied_embeddings = tied;
+  auto model = models::make_model(config, {kTinyVocab, kTinyVocab});
+  data::Batch batch = batch_of(make_examples(testing::kTinyPairs));
+  ParameterStore& store = model->parameters();
+  auto loss_and_gradients = [&](models::LossKernel kernel) {
+    store.zero_grad();
+    Tape tape;
+    ops::CrossEntropyResult ce = models::sequence_loss(*model, layers::RunContext{tape}, batch, {0.1f, kernel});
+    tape.backward(ce.loss, 0.5f);
+    return std::pair{ce, std::vector<float>(store.grads(), store.grads() + store.size())};
+  };
+  auto [fused, fused_grads] = loss_and_gradients(models::LossKernel::fused);
+  auto [unfused, unfused_grads] = loss_and_gradients(models::LossKernel::unfused);
+  // One chunk (V = 11): the loss's own sums are cross_entropy's. The logits may still round
+  // differently when the tied table's product is the batched matmul (unfused) rather than one
+  // 2-D product (fused): a few f32 ulps of the loss, a relative 1e-5 of the largest gradient.
+  CHECK(fused.tokens == unfused.tokens);
+  CHECK(fused.loss.item() == Approx(unfused.loss.item()).epsilon(1e-6));
+  CHECK(fused.nll_sum == Approx(unfused.nll_sum).epsilon(1e-6));
+  float largest = 0.f, difference = 0.f;
+  for (size_t i = 0; i < fused_grads.size(); ++i) {
+    largest = std::max(largest, std::fabs(unfused_grads[i]));
+    difference = std::max(difference, std::fabs(fused_grads[i] - unfused_grads[i]));
+  }
+  CHECK(largest > 0.f);
+  CHECK(difference <= 1e-5f * largest);
 }

@@ -4,6 +4,7 @@
 
 #include "layers/recurrent_cell.h"
 #include "models/model_factory.h"
+#include "models/sequence_loss.h"
 #include "ops/cross_entropy.h"
 #include "optim/adam.h"
 
@@ -116,8 +117,7 @@ double fit(models::Seq2SeqModel& model, const std::function<data::Batch(int)>& n
   for (int step = 0; step < steps; ++step) {
     data::Batch batch = next_batch(step);
     Tape tape;
-    Tensor logits = model.forward(layers::RunContext{tape}, batch);  // (B, T, V)
-    ops::CrossEntropyResult ce = ops::cross_entropy(tape, logits, batch.tgt_out, loss_options(0.f));
+    ops::CrossEntropyResult ce = models::sequence_loss(model, layers::RunContext{tape}, batch, {});  // as training
     loss = ce.loss.item() / double(ce.tokens);
     tape.backward(ce.loss, 1.f / float(ce.tokens));
     adam.step(learning_rate);
@@ -147,8 +147,7 @@ std::vector<std::string> model_gradient_mismatches(models::Seq2SeqModel& model, 
   store.zero_grad();
   {
     Tape tape;
-    Tensor logits = model.forward(layers::RunContext{tape}, batch);
-    tape.backward(ops::cross_entropy(tape, logits, batch.tgt_out, loss_options(label_smoothing)).loss);
+    tape.backward(models::sequence_loss(model, layers::RunContext{tape}, batch, {label_smoothing}).loss);
   }
   std::vector<float> analytic(store.grads(), store.grads() + store.size());
   float* values = store.values();

@@ -49,18 +49,21 @@ std::vector<data::Example> make_examples(
 // One batch of all examples, padded to a multiple of pad_multiple.
 data::Batch batch_of(const std::vector<data::Example>& examples, int pad_multiple = 8);
 
-// Summed label-smoothed loss of a teacher-forced batch (no dropout).
+// Summed label-smoothed loss of a teacher-forced batch (no dropout), from forward()'s logits.
 double batch_loss(const models::Seq2SeqModel& model, const data::Batch& batch, float label_smoothing = 0.f);
 // Teacher-forced logits (B, T, V) of a batch, flat, without recording.
 std::vector<float> logits_of(const models::Seq2SeqModel& model, const data::Batch& batch);
 
 // Adam (default options: beta2 0.98, no weight decay) on the per-token loss of
-// next_batch(step), one batch per step, no dropout; returns the last step's per-token loss.
+// next_batch(step) (models::sequence_loss, training's fused loss), one batch per step, no
+// dropout; returns the last step's per-token loss.
 double fit(models::Seq2SeqModel& model, const std::function<data::Batch(int)>& next_batch, int steps,
            float learning_rate);
 
-// The whole-model gradient check: d(batch_loss)/d(parameter) from the tape against central
-// differences with step `step`, element by element over every parameter. Returns one line per
+// The whole-model gradient check: d(batch_loss)/d(parameter) from the tape (training's path:
+// forward_hidden and the fused loss, models::sequence_loss) against central differences of
+// batch_loss (forward's logits, then cross_entropy) with step `step`, element by element over
+// every parameter. Returns one line per
 // mismatching element ("name[index]: analytic a numeric n"); empty when every element agrees.
 std::vector<std::string> model_gradient_mismatches(models::Seq2SeqModel& model, const data::Batch& batch,
                                                    float label_smoothing = 0.1f, float step = 1e-2f);
