@@ -11,8 +11,8 @@
 namespace attn::apps {
 
 struct AlignmentFlags {
-  std::string unit;    // --alignments' value: "", "words" or "pieces"
-  std::string head;    // "mean" or a head index
+  std::string unit;  // --alignments' value: "", "words" or "pieces"
+  std::string head;  // "mean" or a head index
   int shift = 0;
   CLI::Option* option = nullptr;  // --alignments
   decode::AlignmentExtraction extraction;
@@ -34,12 +34,13 @@ inline CLI::Option* add_alignment_options(CLI::App& app, AlignmentFlags& flags) 
                  "cross-attention layer to read, from 0; negative counts from the last (default: " +
                      std::to_string(defaults.layer) + ")")
       ->needs(flags.option);
-  app.add_option("--alignment-head", flags.head, "one head's attention, or 'mean' of the heads (default: " +
-                                                     flags.head + ")")
+  app.add_option("--alignment-head", flags.head,
+                 "one head's attention, or 'mean' of the heads (default: " + flags.head + ")")
       ->needs(flags.option);
   app.add_option("--alignment-shift", flags.shift,
                  "0: a target token reads the step that predicts it; 1: the next step, whose input it is "
-                 "(default: " + std::to_string(flags.shift) + ")")
+                 "(default: " +
+                     std::to_string(flags.shift) + ")")
       ->check(CLI::IsMember({0, 1}))
       ->needs(flags.option);
   app.add_option("--alignment-threshold", flags.extraction.threshold,

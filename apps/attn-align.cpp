@@ -127,8 +127,7 @@ int main(int argc, char** argv) {
       ->excludes(symmetrize);
   forward->excludes(symmetrize);
   app.add_flag("--lowercase", flags.aligner.lowercase, "lowercase words before training and aligning");
-  app.add_option("--p0", flags.aligner.model.null_probability,
-                 "prior probability of a link to no word (default: 0.08)")
+  app.add_option("--p0", flags.aligner.model.null_probability, "prior probability of a link to no word (default: 0.08)")
       ->check(attn::apps::number_check([](double value) { return value > 0 && value < 1; }, "in (0, 1)", "(0,1)"));
   app.add_option("--tension", flags.aligner.model.initial_tension,
                  "initial diagonal tension lambda, then optimised by EM (default: 4)")

@@ -82,9 +82,9 @@ class DiagonalModel {
   CooccurrenceTable table_;
   DiagonalModelOptions options_;
   double tension_;
-  std::vector<float> t_;          // t(f | e) per table entry
-  std::vector<float> null_t_;     // t(f | null) per generated word
-  std::vector<double> counts_;    // expected counts per table entry
+  std::vector<float> t_;        // t(f | e) per table entry
+  std::vector<float> null_t_;   // t(f | null) per generated word
+  std::vector<double> counts_;  // expected counts per table entry
   std::vector<double> null_counts_;
   // Tension statistics: sum of q_ij h(i, j), and per sentence shape (m, n) the aligned mass
   // sum_j q_ij of each generated position i, summed over the sentences of that shape.

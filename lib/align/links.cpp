@@ -48,10 +48,9 @@ int64_t word_count(const WordOf& word_of) {
 Links word_links(const Links& piece_links, const WordOf& source_word, const WordOf& target_word) {
   Links links;
   for (const auto& [source, target] : piece_links) {
-    ATTN_CHECK(source >= 0 && source < int64_t(source_word.size()) && target >= 0 &&
-                   target < int64_t(target_word.size()),
-               "link ", source, "-", target, " is outside ", source_word.size(), " x ", target_word.size(),
-               " positions");
+    ATTN_CHECK(
+        source >= 0 && source < int64_t(source_word.size()) && target >= 0 && target < int64_t(target_word.size()),
+        "link ", source, "-", target, " is outside ", source_word.size(), " x ", target_word.size(), " positions");
     if (source_word[source] >= 0 && target_word[target] >= 0)
       links.push_back({source_word[source], target_word[target]});
   }
@@ -59,8 +58,8 @@ Links word_links(const Links& piece_links, const WordOf& source_word, const Word
 }
 
 SoftAlignment word_level(const SoftAlignment& pieces, const WordOf& source_word, const WordOf& target_word) {
-  ATTN_CHECK(int64_t(source_word.size()) == pieces.columns && int64_t(target_word.size()) == pieces.rows,
-             "a ", pieces.rows, " x ", pieces.columns, " soft alignment for ", target_word.size(), " target and ",
+  ATTN_CHECK(int64_t(source_word.size()) == pieces.columns && int64_t(target_word.size()) == pieces.rows, "a ",
+             pieces.rows, " x ", pieces.columns, " soft alignment for ", target_word.size(), " target and ",
              source_word.size(), " source positions");
   SoftAlignment words(word_count(target_word), word_count(source_word));
   std::vector<int64_t> pieces_of(words.rows, 0);  // target pieces per target word

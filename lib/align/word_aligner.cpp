@@ -44,8 +44,7 @@ WordAligner::WordAligner(std::vector<TextPair> corpora, AlignerOptions options)
   CooccurrenceTable by_source(keys, source_vocabulary_.size());
   keys = {};
   if (options_.reverse)
-    reverse_.emplace_back(by_source.transposed(target_vocabulary_.size()), source_vocabulary_.size(),
-                          options_.model);
+    reverse_.emplace_back(by_source.transposed(target_vocabulary_.size()), source_vocabulary_.size(), options_.model);
   if (options_.forward) forward_.emplace_back(std::move(by_source), target_vocabulary_.size(), options_.model);
 }
 
@@ -93,7 +92,8 @@ void WordAligner::align(const TextPair& files, const std::function<void(const st
     const auto count = int64_t(encoded.size());
 #pragma omp parallel for schedule(dynamic, 16)
     for (int64_t p = 0; p < count; ++p) {
-      for (const DiagonalModel& model : forward_) links[p].forward = model.viterbi(encoded[p].source, encoded[p].target);
+      for (const DiagonalModel& model : forward_)
+        links[p].forward = model.viterbi(encoded[p].source, encoded[p].target);
       for (const DiagonalModel& model : reverse_)
         links[p].reverse = flipped(model.viterbi(encoded[p].target, encoded[p].source));
     }

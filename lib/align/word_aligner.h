@@ -20,9 +20,9 @@ enum class Direction { forward, reverse };
 
 struct AlignerOptions {
   int iterations = 5;
-  bool lowercase = false;     // split_words' lowering, in training and alignment alike
-  bool forward = true;        // train the forward direction
-  bool reverse = true;        // train the reverse direction
+  bool lowercase = false;      // split_words' lowering, in training and alignment alike
+  bool forward = true;         // train the forward direction
+  bool reverse = true;         // train the reverse direction
   int64_t chunk_lines = 8192;  // line pairs read, and aligned in parallel, at a time
   DiagonalModelOptions model;
 };

@@ -49,9 +49,7 @@ std::vector<std::string> split_words(std::string_view line, bool lowercase) {
   return words;
 }
 
-int32_t WordVocabulary::add(const std::string& word) {
-  return ids_.emplace(word, int32_t(ids_.size())).first->second;
-}
+int32_t WordVocabulary::add(const std::string& word) { return ids_.emplace(word, int32_t(ids_.size())).first->second; }
 
 int32_t WordVocabulary::find(const std::string& word) const {
   const auto found = ids_.find(word);

@@ -60,16 +60,30 @@ AttentionSelection alignment_selection() {
 }
 
 align::WordOf token_words(const std::vector<int32_t>& ids, const data::Vocab& vocab) {
-  align::WordOf words;
+  // A word starts at the first character after a space: a piece "▁x" starts one, and so does
+  // "x" after a lone "▁" piece, which belongs to the word it precedes (none when none follows),
+  // as the decoded text's whitespace split sees it.
+  align::WordOf words(ids.size(), -1);
   int64_t word = -1;
-  for (int32_t id : ids) {
-    if (special(id)) {
-      words.push_back(-1);
+  bool space = true;
+  std::vector<size_t> lone_marks;  // lone "▁" pieces waiting for their word
+  for (size_t p = 0; p < ids.size(); ++p) {
+    if (special(ids[p])) continue;
+    const std::string text = vocab.piece(ids[p]);
+    std::string_view piece = text;
+    while (piece.substr(0, kWordStart.size()) == kWordStart) {
+      piece.remove_prefix(kWordStart.size());
+      space = true;
+    }
+    if (piece.empty()) {
+      lone_marks.push_back(p);
       continue;
     }
-    const std::string piece = vocab.piece(id);
-    if (word < 0 || piece.compare(0, kWordStart.size(), kWordStart) == 0) ++word;
-    words.push_back(word);
+    if (space || word < 0) ++word;
+    space = false;
+    words[p] = word;
+    for (size_t mark : lone_marks) words[mark] = word;
+    lone_marks.clear();
   }
   return words;
 }
@@ -116,9 +130,8 @@ align::Links alignment_links(const SentenceAttention& sentence, const AlignmentE
 
 std::vector<align::Links> translation_alignments(const models::Seq2SeqModel& model,
                                                  const std::vector<Translation>& translations,
-                                                 const AlignmentExtraction& extraction,
-                                                 const data::Vocab& source_vocab, const data::Vocab& target_vocab,
-                                                 int batch_size) {
+                                                 const AlignmentExtraction& extraction, const data::Vocab& source_vocab,
+                                                 const data::Vocab& target_vocab, int batch_size) {
   std::vector<data::Example> examples;
   for (size_t i = 0; i < translations.size(); ++i)
     if (!translations[i].nbest.empty() && !translations[i].source.empty())

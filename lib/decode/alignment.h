@@ -63,9 +63,8 @@ align::Links alignment_links(const SentenceAttention& sentence, const AlignmentE
 // (as AttentionDumper::translated).
 std::vector<align::Links> translation_alignments(const models::Seq2SeqModel& model,
                                                  const std::vector<Translation>& translations,
-                                                 const AlignmentExtraction& extraction,
-                                                 const data::Vocab& source_vocab, const data::Vocab& target_vocab,
-                                                 int batch_size);
+                                                 const AlignmentExtraction& extraction, const data::Vocab& source_vocab,
+                                                 const data::Vocab& target_vocab, int batch_size);
 
 }  // namespace attn::decode
 

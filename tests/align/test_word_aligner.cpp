@@ -1,10 +1,10 @@
 // attn-align's model: EM's answer on toy corpora, the tension it learns, the same results on
 // any thread count, and the errors of bad input.
 #include <fstream>
+#include <omp.h>
 #include <random>
 
 #include <catch2/catch.hpp>
-#include <omp.h>
 
 #include "align/word_aligner.h"
 #include "temp_dir.h"
@@ -25,7 +25,8 @@ TextPair write_pair(const TempDir& dir, const std::string& name, const std::vect
 
 std::vector<PairLinks> aligned(const WordAligner& aligner, const TextPair& files) {
   std::vector<PairLinks> links;
-  aligner.align(files, [&](const std::vector<PairLinks>& chunk) { links.insert(links.end(), chunk.begin(), chunk.end()); });
+  aligner.align(files,
+                [&](const std::vector<PairLinks>& chunk) { links.insert(links.end(), chunk.begin(), chunk.end()); });
   return links;
 }
 
@@ -37,8 +38,7 @@ std::vector<IterationStats> trained(WordAligner& aligner) {
 
 // `lines` sentences of 3-8 words over a vocabulary of 30, translated word by word (word w ->
 // "W<w>"), in the same order or reversed.
-std::pair<std::vector<std::string>, std::vector<std::string>> word_for_word(int lines, bool reversed,
-                                                                            uint32_t seed) {
+std::pair<std::vector<std::string>, std::vector<std::string>> word_for_word(int lines, bool reversed, uint32_t seed) {
   std::mt19937 rng(seed);
   std::vector<std::string> source, target;
   for (int l = 0; l < lines; ++l) {
@@ -152,9 +152,9 @@ TEST_CASE("words: whitespace-separated, lowercased on request; unseen words and 
 TEST_CASE("bad input: a missing file or files of different lengths are errors naming them", "[align][word_aligner]") {
   TempDir dir;
   const TextPair shorter = write_pair(dir, "short", {"a", "b", "c"}, {"A", "B"});
-  CHECK_THROWS_WITH(WordAligner({shorter}, AlignerOptions{}),
-                    Catch::Contains(shorter.target_path) && Catch::Contains("has 2 lines") &&
-                        Catch::Contains(shorter.source_path));
+  CHECK_THROWS_WITH(WordAligner({shorter}, AlignerOptions{}), Catch::Contains(shorter.target_path) &&
+                                                                  Catch::Contains("has 2 lines") &&
+                                                                  Catch::Contains(shorter.source_path));
   CHECK_THROWS_WITH(WordAligner({{dir.file("none.src"), shorter.target_path}}, AlignerOptions{}),
                     Catch::Contains("cannot open") && Catch::Contains("none.src"));
   AlignerOptions none;
