@@ -40,7 +40,7 @@ struct AlignmentExtraction {
   bool shifted = false;
   float threshold = 0.f;  // 0: argmax
   AlignmentUnit unit = AlignmentUnit::words;
-  WordLinking word_linking = WordLinking::any_piece;
+  WordLinking word_linking = WordLinking::mean_attention;  // measured: docs/experiments.md
 };
 
 // The maps collect_attention must keep for any extraction: every cross layer and head.

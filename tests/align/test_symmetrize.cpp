@@ -20,7 +20,7 @@ TEST_CASE("intersection and union of two directions", "[align][symmetrize]") {
   CHECK(symmetrize({}, {}, Symmetrization::union_links).empty());
 }
 
-TEST_CASE("grow-diag-final-and: grow from the intersection, then the forward's, then the reverse's lone links",
+TEST_CASE("grow-diag-final-and: grow from the intersection - then the forward's and the reverse's lone links",
           "[align][symmetrize]") {
   // Grow from (0, 0): its neighbour (0, 1) covers the uncovered target 1; then the diagonal
   // (1, 1) covers source 1. (3, 2) and (3, 3) touch no link taken. Final-and: the forward's

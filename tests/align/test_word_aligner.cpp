@@ -134,7 +134,7 @@ TEST_CASE("attn-align's model gives the same tables and links on any thread coun
   }
 }
 
-TEST_CASE("words: whitespace-separated, lowercased on request; unseen words and empty lines get no link",
+TEST_CASE("words: whitespace-separated - lowercased on request - unseen words and empty lines get no link",
           "[align][word_aligner]") {
   CHECK(split_words("  Èra\tla CASA.\r", false) == std::vector<std::string>{"Èra", "la", "CASA."});
   CHECK(split_words("Èra ÀÉÌÒÙ Ç × CASA", true) == std::vector<std::string>{"èra", "àéìòù", "ç", "×", "casa"});

@@ -36,11 +36,11 @@ TEST_CASE("attn-align writes one Pharaoh line per pair - the same on any thread 
   CHECK(split_lines(intersection.out).size() == corpus.src.size());
 
   write_lines(dir.file("short.tgt"), {corpus.tgt[0], corpus.tgt[1]});
-  check_refused(run_program(dir, "attn-align", "--src " + quoted(dir.file("a.src")) + " --tgt " +
-                                                   quoted(dir.file("short.tgt"))),
-                "has 2 lines");
-  check_refused(run_program(dir, "attn-align", "--src " + quoted(dir.file("none")) + " --tgt " +
-                                                   quoted(dir.file("a.tgt"))),
-                "cannot open");
+  check_refused(
+      run_program(dir, "attn-align", "--src " + quoted(dir.file("a.src")) + " --tgt " + quoted(dir.file("short.tgt"))),
+      "has 2 lines");
+  check_refused(
+      run_program(dir, "attn-align", "--src " + quoted(dir.file("none")) + " --tgt " + quoted(dir.file("a.tgt"))),
+      "cannot open");
   check_refused(run_program(dir, "attn-align", files + " --reverse --symmetrize union"), "excludes");
 }

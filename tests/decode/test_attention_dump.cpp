@@ -211,7 +211,7 @@ TEST_CASE("a selection the model cannot give is an error naming what it has", "[
   CHECK(layers::attention_kind_from_name("dec_self") == AttentionKind::decoder_self);
 }
 
-TEST_CASE("alignment extraction: layer, heads, shift and argmax of the cross attention - no link to or from eos",
+TEST_CASE("alignment extraction: layer - heads - shift and argmax of the cross attention - no link to or from eos",
           "[decode][alignment]") {
   decode::SentenceAttention sentence;
   sentence.source = {4, 5, 6, data::kEosId};
