@@ -1,10 +1,12 @@
 // attn-dump-attention: the attention weights of a trained model as tidy CSV, or hard alignments.
 //   attn-dump-attention --model runs/en-it --src s.txt [--tgt t.txt] [--out att.csv]
-//       [--kind cross] [--layer L] [--head H | --average-heads] [--alignments] [--beam N]
+//       [--kind cross] [--layer L] [--head H | --average-heads] [--beam N]
+//   attn-dump-attention --model runs/en-it --src s.txt --tgt t.txt --alignments [pieces] [--alignment-layer L ...]
 #include <fstream>
 #include <iostream>
 #include <memory>
 
+#include "alignment_flags.h"
 #include "app_main.h"
 #include "core/check.h"
 #include "data/corpus.h"
@@ -27,16 +29,19 @@ CSV columns: sentence,kind,layer,head,query_pos,query_token,key_pos,key_token,we
   tokens     SentencePiece pieces, </s> included; query tokens of cross and dec_self are the output
              tokens y1 .. </s> each decoder position predicts; dec_self key tokens are the decoder's
              inputs <s> y1 ...; positions start at 0; padding never appears.
---alignments: one line per input line of Pharaoh "i-j" links (source i, target j): each target
-token's argmax source position in the last layer's cross attention (mean over heads), </s>
-excluded on both sides (a token whose argmax is the source </s> gets no link).
+--alignments [words|pieces]: one line per input line of Pharaoh "i-j" links (source i, target j):
+words are the whitespace-separated words of the text (forced mode: of --src and --tgt), pieces
+the SentencePiece pieces, </s> excluded on both sides; a target token whose argmax is the source
+</s> gets no link. --alignment-layer, --alignment-head, --alignment-shift, --alignment-threshold
+and --alignment-words choose how links are read from the cross attention.
 )";
 
 struct Flags {
   std::vector<std::string> model_dirs;  // a vector only to refuse an ensemble clearly
   std::string checkpoint, src_path, tgt_path, out_path, kind, precision;
   int layer = 0, head = 0, beam = 1, batch_size = 0, threads = 0;
-  bool average_heads = false, alignments = false;
+  bool average_heads = false;
+  attn::apps::AlignmentFlags alignments;
   bool has_layer = false, has_head = false;
 };
 
@@ -46,17 +51,14 @@ attn::decode::AttentionDumpOptions dump_options(const Flags& flags, const attn::
   if (flags.has_layer) options.selection.layer = flags.layer;
   if (flags.has_head) options.selection.head = flags.head;
   options.selection.average_heads = flags.average_heads;
-  if (flags.alignments) {  // the last layer's cross attention is chosen per sentence
-    options.selection.kind = attn::layers::AttentionKind::cross;
-    options.selection.average_heads = true;
-  }
+  if (flags.alignments.enabled()) options.selection = attn::decode::alignment_selection();
   options.translate = attn::decode::translate_options(config);
   options.translate.search.beam = flags.beam;  // free mode: greedy unless --beam
   if (flags.batch_size > 0) options.translate.batch_size = flags.batch_size;
   return options;
 }
 
-int dump(const Flags& flags) {
+int dump(Flags& flags) {
   ATTN_CHECK(flags.model_dirs.size() <= 1, "--model is given ", flags.model_dirs.size(),
              " times: attn-dump-attention shows the attention of one model (ensembles are for attn-translate)");
   const std::string model_flag = flags.model_dirs.empty() ? "" : flags.model_dirs.front();
@@ -80,14 +82,18 @@ int dump(const Flags& flags) {
   const attn::data::Vocab& source_vocab = run.vocab->source;
   const attn::data::Vocab& target_vocab = run.vocab->target;
   std::unique_ptr<attn::decode::AttentionCsvWriter> csv;
-  if (!flags.alignments)
+  const bool alignments = flags.alignments.enabled();
+  const attn::decode::AlignmentExtraction extraction =
+      alignments ? attn::apps::alignment_extraction(flags.alignments) : attn::decode::AlignmentExtraction{};
+  if (!alignments)
     csv = std::make_unique<attn::decode::AttentionCsvWriter>(
         out, [&](int32_t id) { return source_vocab.piece(id); }, [&](int32_t id) { return target_vocab.piece(id); });
   auto sink = [&](const attn::decode::SentenceAttention& sentence) {
     if (csv)
       csv->write(sentence);
     else
-      out << attn::decode::pharaoh_line(attn::decode::hard_alignment(sentence)) << '\n';
+      out << attn::align::pharaoh_line(attn::decode::alignment_links(sentence, extraction, source_vocab, target_vocab))
+          << '\n';
   };
   attn::decode::AttentionDumper dumper(*run.model, source_vocab, target_vocab, dump_options(flags, run.config));
   if (flags.tgt_path.empty())
@@ -121,7 +127,7 @@ int main(int argc, char** argv) {
   auto* average = app.add_flag("--average-heads", flags.average_heads,
                                "one map per kind and layer: the mean over heads (head column: mean)");
   average->excludes(head);
-  app.add_flag("--alignments", flags.alignments, "write Pharaoh i-j hard alignments instead of the CSV")
+  attn::apps::add_alignment_options(app, flags.alignments)
       ->excludes(kind)
       ->excludes(layer)
       ->excludes(head)

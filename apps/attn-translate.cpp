@@ -5,6 +5,7 @@
 //   attn-translate --model runs/en-it --min-length 3 --no-repeat-ngram 3 < input.txt   (decode/logits_processor.h)
 //   attn-translate --model runs/a --model runs/b [--checkpoint A.st --checkpoint B.st] [--weights 2 1] < in.txt
 //                                                  (an ensemble: models/ensemble.h)
+//   attn-translate --model runs/en-it --alignments < input.txt     ("translation ||| 0-0 1-2 ...", Marian style)
 //
 // It streams, as Marian and fairseq-interactive do: lines are translated a window of batches
 // at a time, as soon as the window is full or the input pauses, and each window's output is
@@ -17,6 +18,7 @@
 #include <memory>
 #include <unistd.h>
 
+#include "alignment_flags.h"
 #include "app_main.h"
 #include "decode/translator.h"
 #include "dnnl/context.h"
@@ -43,6 +45,7 @@ struct Flags {
   float length_penalty = 0.f;
   bool has_length_penalty = false, has_min_length = false, has_no_repeat_ngram = false, quiet = false;
   attn::decode::SamplingOptions sampling;
+  attn::apps::AlignmentFlags alignments;
 };
 
 attn::decode::TranslateOptions translate_options(const attn::run::LoadedEnsemble& models, const Flags& flags) {
@@ -62,10 +65,13 @@ attn::decode::TranslateOptions translate_options(const attn::run::LoadedEnsemble
 }
 
 // One input line's output: its translation, or with --nbest N lines "index ||| text ||| score".
+// With --alignments, "text ||| links" (Marian's format): `links` is the best hypothesis' Pharaoh line.
 void format_translation(std::string& out, int64_t index, const attn::decode::Translation& translation,
-                        const attn::decode::Translator& translator, int nbest) {
+                        const attn::decode::Translator& translator, int nbest, const attn::align::Links* links) {
   if (nbest <= 1) {
-    out += translation.text + '\n';
+    out += translation.text;
+    if (links) out += " ||| " + attn::align::pharaoh_line(*links);
+    out += '\n';
     return;
   }
   // Marian's n-best lists give every input line N lines, empty ones included. An empty input
@@ -156,7 +162,7 @@ class Input {
   std::string name_;
 };
 
-int translate(const Flags& flags) {
+int translate(Flags& flags) {
   // Several --model: an ensemble, whose first run gives the vocabulary, settings and --subset.
   std::vector<std::string> model_dirs = flags.model_dirs;
   if (model_dirs.empty()) model_dirs.push_back(attn::apps::resolve_model_dir(""));
@@ -174,6 +180,15 @@ int translate(const Flags& flags) {
   attn::dnn::set_num_threads(flags.threads > 0 ? flags.threads : run.config.train.threads);
   const attn::decode::TranslateOptions options = translate_options(models, flags);
   attn::decode::Translator translator(models.model(), run.vocab->source, run.vocab->target, options);
+  const bool alignments = flags.alignments.enabled();
+  ATTN_CHECK(!alignments || options.search.nbest <= 1,
+             "--alignments gives the best translation's links: it does not combine with --nbest ",
+             options.search.nbest);
+  ATTN_CHECK(!alignments || models.runs.size() == 1,
+             "--alignments reads one model's attention: it does not combine with an ensemble of ", models.runs.size(),
+             " models");
+  const attn::decode::AlignmentExtraction extraction =
+      alignments ? attn::apps::alignment_extraction(flags.alignments) : attn::decode::AlignmentExtraction{};
 
   Report report(flags.quiet);
   attn::io::LineReader reader(input.fd(), input.name());
@@ -181,9 +196,14 @@ int translate(const Flags& flags) {
   int64_t next_index = 0;  // 0-based input line of the window's first line (n-best index)
   auto flush_window = [&] {
     const std::vector<attn::decode::Translation> translations = window.translate();
+    std::vector<attn::align::Links> links;
+    if (alignments)
+      links = attn::decode::translation_alignments(models.model(), translations, extraction, run.vocab->source,
+                                                   run.vocab->target, options.batch_size);
     std::string text;
-    for (const auto& translation : translations)
-      format_translation(text, next_index++, translation, translator, options.search.nbest);
+    for (size_t i = 0; i < translations.size(); ++i)
+      format_translation(text, next_index++, translations[i], translator, options.search.nbest,
+                         alignments ? &links[i] : nullptr);
     output.write(text);
     report.add(translations);
   };
@@ -257,6 +277,7 @@ int main(int argc, char** argv) {
       ->needs(sample);
   app.add_option("--seed", flags.sampling.seed, "with --sample: the same seed gives the same samples (default 0)")
       ->needs(sample);
+  attn::apps::add_alignment_options(app, flags.alignments)->excludes("--nbest");
   attn::apps::add_precision_option(app, flags.precision);
   app.add_option("--threads", flags.threads, "OpenMP threads (default: train.threads)")->check(at_least(1));
   app.add_flag("--quiet", flags.quiet, "no summary (lines, tokens, seconds, sentences/s) on stderr at the end");

@@ -67,11 +67,4 @@ void AttentionCsvWriter::write(const SentenceAttention& sentence) {
   }
 }
 
-std::string pharaoh_line(const std::vector<AlignmentLink>& links) {
-  std::string line;
-  for (const auto& [source, target] : links)
-    line += (line.empty() ? "" : " ") + std::to_string(source) + "-" + std::to_string(target);
-  return line;
-}
-
 }  // namespace attn::decode

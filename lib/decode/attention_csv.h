@@ -7,8 +7,7 @@
 // head index, or "mean" for a map averaged over heads; positions start at 0; tokens are
 // SentencePiece pieces ("</s>" included), quoted when they hold a comma, a quote, a space or
 // a line break. Which token labels a query or key of each kind: decode/attention_dump.h.
-//
-// Pharaoh alignments: one line per sentence of "i-j" links (source i, target j), space-separated.
+// (Pharaoh alignments: align/links.h.)
 #include <functional>
 #include <ostream>
 #include <string>
@@ -39,8 +38,5 @@ class AttentionCsvWriter {
   std::ostream& out_;
   PieceName source_piece_, target_piece_;
 };
-
-// "i-j i-j ..." (no line break); empty for no links.
-std::string pharaoh_line(const std::vector<AlignmentLink>& links);
 
 }  // namespace attn::decode

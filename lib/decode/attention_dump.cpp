@@ -131,24 +131,6 @@ void collect_attention(const models::Seq2SeqModel& model, const std::vector<data
   }
 }
 
-std::vector<AlignmentLink> hard_alignment(const SentenceAttention& sentence) {
-  const SentenceMap* last = nullptr;
-  for (const auto& map : sentence.maps)
-    if (map.kind == AttentionKind::cross && (!last || map.layer > last->layer)) last = &map;
-  if (!last) return {};
-  std::vector<AlignmentLink> links;
-  std::vector<float> mean(last->keys);  // (Tk) the query's row averaged over the stored heads
-  for (int64_t j = 0; j < last->queries; ++j) {
-    if (sentence.target[j] == data::kEosId) continue;
-    std::fill(mean.begin(), mean.end(), 0.f);
-    for (size_t h = 0; h < last->heads.size(); ++h)
-      for (int64_t i = 0; i < last->keys; ++i) mean[i] += last->row(h, j)[i] / float(last->heads.size());
-    int64_t i = std::max_element(mean.begin(), mean.end()) - mean.begin();
-    if (sentence.source[i] != data::kEosId) links.push_back({i, j});
-  }
-  return links;
-}
-
 AttentionDumper::AttentionDumper(const models::Seq2SeqModel& model, const data::Vocab& source_vocab,
                                  const data::Vocab& target_vocab, AttentionDumpOptions options)
     : model_(model), source_vocab_(source_vocab), target_vocab_(target_vocab), options_(options) {}

@@ -19,7 +19,6 @@
 #include <functional>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "data/corpus.h"
@@ -75,14 +74,6 @@ layers::AttentionMaps teacher_forced_attention(const models::Seq2SeqModel& model
 // selected maps in that order. The selection is checked against the first batch's maps.
 void collect_attention(const models::Seq2SeqModel& model, const std::vector<data::Example>& examples,
                        const AttentionSelection& selection, int batch_size, const AttentionSink& sink);
-
-// A hard word alignment link: source position i, target position j.
-using AlignmentLink = std::pair<int64_t, int64_t>;
-
-// Hard alignment from the cross attention of the last layer (averaged over heads when there are
-// several): each target token j that is not eos links to its argmax source position i, unless
-// that argmax is the source's eos, which works as the "null word" (no link). Ordered by j.
-std::vector<AlignmentLink> hard_alignment(const SentenceAttention& sentence);
 
 struct AttentionDumpOptions {
   AttentionSelection selection;

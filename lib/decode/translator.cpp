@@ -123,6 +123,7 @@ std::vector<Translation> Translator::translate_ids(const std::vector<std::vector
     for (size_t i = 0; i < lines.size(); ++i) {
       Translation& translation = result[lines[i]];
       translation.nbest = std::move(found[i]);
+      translation.source = encoded[lines[i]];
       translation.text = detokenize(translation.nbest.front());
     }
   }

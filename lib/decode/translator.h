@@ -43,6 +43,7 @@ TranslateOptions translate_options(const std::vector<const io::Config*>& configs
 struct Translation {
   std::vector<Hypothesis> nbest;  // best first; empty for an empty input line
   std::string text;               // detokenized best hypothesis
+  std::vector<int32_t> source;    // the input's ids, eos last (what the search read)
 };
 
 class Translator {

@@ -7,6 +7,7 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -209,6 +210,39 @@ TEST_CASE("attn-dump-attention writes forced and free attention as tidy CSV - an
     CHECK(lines[2].empty());
     const std::regex pharaoh(R"(^(\d+-\d+( \d+-\d+)*)?$)");
     for (const auto& line : lines) CHECK(std::regex_match(line, pharaoh));
+    // Pieces: at least as many positions as words, so links reach at least as far.
+    Result pieces = run_program(dir, "attn-dump-attention", model + files + " --alignments pieces --alignment-shift 1");
+    REQUIRE(pieces.exit_code == 0);
+    CHECK(split_lines(pieces.out).size() == 4);
+    // attn-translate: "translation ||| links", every link inside the source's and output's words.
+    Result translated =
+        run_program(dir, "attn-translate",
+                    model + " --input " + quoted(dir.file("s.txt")) + " --alignments --alignment-layer -1 --quiet");
+    INFO("attn-translate --alignments stderr:\n" << translated.err);
+    REQUIRE(translated.exit_code == 0);
+    const std::vector<std::string> outputs = split_lines(translated.out);
+    REQUIRE(outputs.size() == 4);
+    const std::vector<std::string> inputs = {src[0], src[1], "", src[2]};
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const size_t bar = outputs[i].find(" ||| ");
+      REQUIRE(bar != std::string::npos);
+      const std::string text = outputs[i].substr(0, bar), links = outputs[i].substr(bar + 5);
+      CHECK(std::regex_match(links, pharaoh));
+      std::istringstream words_in(inputs[i]), words_out(text), link_stream(links);
+      const auto count = [](std::istringstream& in) {
+        int64_t n = 0;
+        for (std::string word; in >> word;) ++n;
+        return n;
+      };
+      const int64_t source_words = count(words_in), output_words = count(words_out);
+      for (std::string link; link_stream >> link;) {
+        CHECK(std::stoll(link.substr(0, link.find('-'))) < source_words);
+        CHECK(std::stoll(link.substr(link.find('-') + 1)) < output_words);
+      }
+    }
+    check_refused(run_program(dir, "attn-translate", model + " --alignments --nbest 2 --beam 2"), "excludes");
+    check_refused(run_program(dir, "attn-dump-attention", model + files + " --alignments --alignment-layer 5"),
+                  "out of range");
   }
   {  // errors in one line: a layer out of range, line counts that differ
     Result layer = run_program(dir, "attn-dump-attention", model + files + " --kind cross --layer 3");

@@ -116,8 +116,3 @@ TEST_CASE("the attention csv refuses a map larger than its sentence", "[decode][
   decode::AttentionCsvWriter writer(out, piece, piece);
   CHECK_THROWS_WITH(writer.write(sentence), Catch::Contains("4 x 3"));
 }
-
-TEST_CASE("pharaoh_line joins source-target links as i-j", "[decode][attention_csv]") {
-  CHECK(decode::pharaoh_line({{0, 0}, {2, 1}, {1, 3}}) == "0-0 2-1 1-3");
-  CHECK(decode::pharaoh_line({}) == "");
-}

@@ -7,6 +7,7 @@
 #include "csv_rows.h"
 #include "data/data_fixtures.h"
 #include "data/vocab.h"
+#include "decode/alignment.h"
 #include "decode/attention_csv.h"
 #include "decode/attention_dump.h"
 #include "decode/translator.h"
@@ -210,23 +211,89 @@ TEST_CASE("a selection the model cannot give is an error naming what it has", "[
   CHECK(layers::attention_kind_from_name("dec_self") == AttentionKind::decoder_self);
 }
 
-TEST_CASE("hard alignment: argmax of the last layer's mean cross attention - no link to or from eos",
-          "[decode][attention_dump]") {
+TEST_CASE("alignment extraction: layer - heads - shift and argmax of the cross attention - no link to or from eos",
+          "[decode][alignment]") {
   decode::SentenceAttention sentence;
   sentence.source = {4, 5, 6, data::kEosId};
   sentence.target = {7, 8, 9, data::kEosId};
-  // Layer 0 would align everything to source 0; it is not the last layer.
-  decode::SentenceMap first{AttentionKind::cross, 0, {0}, 4, 4, std::vector<float>(16, 0.f)};
-  for (int64_t q = 0; q < 4; ++q) first.weights[q * 4] = 1.f;
+  // Layer 0 aligns everything to source 0.
+  decode::SentenceMap first{AttentionKind::cross, 0, {0, 1}, 4, 4, std::vector<float>(32, 0.f)};
+  for (int64_t row = 0; row < 8; ++row) first.weights[row * 4] = 1.f;
   // Layer 1, two heads: their mean puts target 0 on source 2, target 1 on source 0, target 2
-  // on the source eos (no link); head 0 alone would put target 0 on source 1.
+  // on the source eos (no link); head 0 alone puts target 0 on source 1.
   decode::SentenceMap last{AttentionKind::cross, 1, {0, 1}, 4, 4, {}};
   last.weights = {0.1f, 0.5f, 0.4f, 0.f, 0.7f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.7f, 0.f, 0.f, 0.f, 1.f,
                   0.1f, 0.1f, 0.8f, 0.f, 0.6f, 0.2f, 0.1f, 0.1f, 0.f,  0.1f, 0.2f, 0.7f, 1.f, 0.f, 0.f, 0.f};
   sentence.maps = {first, last};
-  CHECK(decode::hard_alignment(sentence) == std::vector<decode::AlignmentLink>{{2, 0}, {0, 1}});
-  sentence.maps.clear();
-  CHECK(decode::hard_alignment(sentence).empty());
+  auto links = [&](const decode::AlignmentExtraction& extraction) {
+    return align::hard_links(decode::cross_alignment(sentence, extraction));
+  };
+  decode::AlignmentExtraction extraction;  // the last layer, mean of the heads, own rows
+  CHECK(links(extraction) == align::Links{{2, 0}, {0, 1}});
+  extraction.head = 0;
+  CHECK(links(extraction) == align::Links{{1, 0}, {0, 1}});
+  extraction.head.reset();
+  extraction.layer = 0;
+  CHECK(links(extraction) == align::Links{{0, 0}, {0, 1}, {0, 2}});
+  extraction.layer = -1;
+  // Shifted: target j reads row j + 1 (mean rows 1, 2, 3: source 0, eos, source 0).
+  extraction.shifted = true;
+  CHECK(links(extraction) == align::Links{{0, 0}, {0, 2}});
+  extraction.shifted = false;
+  // The soft alignment: 3 target rows (eos dropped), 3 source columns and the eos as the null.
+  const align::SoftAlignment soft = decode::cross_alignment(sentence, extraction);
+  CHECK(soft.rows == 3);
+  CHECK(soft.columns == 3);
+  CHECK(soft.at(2, soft.null_column()) == Approx(0.7f));
+  extraction.layer = 2;
+  CHECK_THROWS_WITH(links(extraction), Catch::Contains("layer 2 is out of range") && Catch::Contains("2 layers"));
+  extraction.layer = -1;
+  extraction.head = 2;
+  CHECK_THROWS_WITH(links(extraction), Catch::Contains("head 2 is out of range") && Catch::Contains("2 heads"));
+}
+
+TEST_CASE("word alignments: pieces starting with the word mark begin words - any piece link or the mean attention",
+          "[decode][alignment]") {
+  data::Vocab vocab = data::Vocab::load(testing::tiny_vocab_model("unigram"));
+  // Two words of several pieces each on both sides; find pieces that start and continue words.
+  std::vector<int32_t> starts, continuations;
+  for (int32_t id = 4; id < vocab.size(); ++id)
+    (vocab.piece(id).rfind("\xE2\x96\x81", 0) == 0 ? starts : continuations).push_back(id);
+  REQUIRE(starts.size() >= 2);
+  REQUIRE(!continuations.empty());
+  const int32_t a = starts[0], b = starts[1], c = continuations[0];
+  decode::SentenceAttention sentence;
+  sentence.source = {a, c, b, data::kEosId};  // words: [a c] [b]
+  sentence.target = {b, a, c, data::kEosId};  // words: [b] [a c]
+  CHECK(decode::token_words(sentence.source, vocab) == align::WordOf{0, 0, 1, -1});
+  CHECK(decode::token_words({c, a, data::kBosId}, vocab) == align::WordOf{0, 1, -1});  // no mark first: word 0
+  // One head: target piece 0 -> source 2; piece 1 -> source 0 (0.4; source 1 has 0.3); piece 2 -> source 1 (0.5).
+  decode::SentenceMap map{AttentionKind::cross, 0, {0}, 4, 4, {}};
+  map.weights = {0.1f, 0.1f, 0.7f, 0.1f, 0.4f, 0.3f, 0.f, 0.3f, 0.2f, 0.5f, 0.3f, 0.f, 0.f, 0.f, 0.f, 1.f};
+  sentence.maps = {map};
+  decode::AlignmentExtraction extraction;
+  extraction.unit = decode::AlignmentUnit::pieces;
+  CHECK(decode::alignment_links(sentence, extraction, vocab, vocab) == align::Links{{2, 0}, {0, 1}, {1, 2}});
+  extraction.unit = decode::AlignmentUnit::words;
+  extraction.word_linking = decode::WordLinking::any_piece;
+  CHECK(decode::alignment_links(sentence, extraction, vocab, vocab) == align::Links{{1, 0}, {0, 1}});
+  // Mean attention: target word 0 = row 0 over source words [0.1 + 0.1, 0.7]: source word 1;
+  // target word 1 = the mean of rows 1 and 2, [(0.7 + 0.7) / 2, (0 + 0.3) / 2]: source word 0.
+  extraction.word_linking = decode::WordLinking::mean_attention;
+  const align::SoftAlignment pieces = decode::cross_alignment(sentence, extraction);
+  const align::SoftAlignment words = align::word_level(pieces, {0, 0, 1}, {0, 1, 1});
+  CHECK(words.at(1, 0) == Approx(0.7f));
+  CHECK(words.at(1, 1) == Approx(0.15f));
+  CHECK(words.at(1, words.null_column()) == Approx(0.15f));
+  CHECK(decode::alignment_links(sentence, extraction, vocab, vocab) == align::Links{{1, 0}, {0, 1}});
+  // Threshold 0.3: piece links (2, 0), (0, 1), (1, 1), (1, 2), (2, 2) -> words (1, 0), (0, 1), (1, 1).
+  extraction.threshold = 0.3f;
+  extraction.unit = decode::AlignmentUnit::pieces;
+  CHECK(decode::alignment_links(sentence, extraction, vocab, vocab) ==
+        align::Links{{2, 0}, {0, 1}, {1, 1}, {1, 2}, {2, 2}});
+  extraction.unit = decode::AlignmentUnit::words;
+  extraction.word_linking = decode::WordLinking::any_piece;
+  CHECK(decode::alignment_links(sentence, extraction, vocab, vocab) == align::Links{{1, 0}, {0, 1}, {1, 1}});
 }
 
 TEST_CASE("the dumper hands over every line in order - forced on the reference or on the model's translation",
