@@ -8,6 +8,7 @@
 
 #include "core/process_memory.h"
 #include "core/rng.h"
+#include "core/stop_signal.h"
 #include "data/training_stream.h"
 #include "dist/communicator.h"
 #include "dnnl/context.h"
@@ -19,7 +20,6 @@
 #include "train/input_files.h"
 #include "train/progress_log.h"
 #include "train/run_directory.h"
-#include "train/stop_signal.h"
 #include "train/train_state.h"
 #include "train/train_step.h"
 #include "train/training_schedule.h"
