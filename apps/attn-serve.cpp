@@ -1,6 +1,7 @@
 // attn-serve: a translation server over a trained run, with LibreTranslate's HTTP API.
 //   attn-serve --model runs/en-it [--host 127.0.0.1] [--port 8080] [--beam 5] [--precision auto]
-//   curl -s localhost:8080/translate -H 'Content-Type: application/json' -d '{"q": "Hello.", "target": "it", "source": "en"}'
+//   curl -s localhost:8080/translate -H 'Content-Type: application/json' -d '{"q": "Hello.", "target": "it", "source":
+//   "en"}'
 //
 // Requests' sentences are batched together (lib/serve/sentence_queue.h); the model is loaded
 // once, after the port is bound, so /health answers 503 while it loads. SIGTERM or SIGINT:
@@ -71,8 +72,7 @@ int serve(Flags& flags) {
                     flags.threads > 0 ? flags.threads : run.config.train.threads);
     server.set_backend(*backend, {languages, options.search.beam, model_dirs.front()});
     spdlog::info("ready: {} -> {}, beam {}, batches of up to {} sentences, precision {}", languages.source,
-                 languages.target, options.search.beam, options.batch_size,
-                 attn::choice_name(run.precision));
+                 languages.target, options.search.beam, options.batch_size, attn::choice_name(run.precision));
   } catch (...) {
     server.stop();
     http.join();

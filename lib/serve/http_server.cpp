@@ -3,12 +3,11 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <httplib.h>
 #include <set>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <thread>
-
-#include <httplib.h>
 
 #include "core/check.h"
 #include "serve/access.h"
@@ -34,14 +33,22 @@ void set_error(httplib::Response& res, int status, const std::string& message) {
 // The refusals httplib makes itself, in words.
 std::string reason(int status) {
   switch (status) {
-    case 400: return "Bad request";
-    case 404: return "Not found";
-    case 405: return "Method not allowed";
-    case 408: return "Request timeout";
-    case 413: return "Payload too large";
-    case 414: return "URI too long";
-    case 416: return "Range not satisfiable";
-    default: return "HTTP status " + std::to_string(status);
+    case 400:
+      return "Bad request";
+    case 404:
+      return "Not found";
+    case 405:
+      return "Method not allowed";
+    case 408:
+      return "Request timeout";
+    case 413:
+      return "Payload too large";
+    case 414:
+      return "URI too long";
+    case 416:
+      return "Range not satisfiable";
+    default:
+      return "HTTP status " + std::to_string(status);
   }
 }
 
@@ -84,8 +91,7 @@ struct HttpServer::Impl {
   std::atomic<bool> stopping{false}, listen_returned{false};
   int listening_socket = -1;
 
-  explicit Impl(ServerOptions server_options)
-      : options(std::move(server_options)), limiter(options.rate_limit) {
+  explicit Impl(ServerOptions server_options) : options(std::move(server_options)), limiter(options.rate_limit) {
     if (!options.api_keys_file.empty()) api_keys = read_api_keys(options.api_keys_file);
     configure();
   }
@@ -105,25 +111,26 @@ struct HttpServer::Impl {
       listening_socket = socket;
     });
     // httplib's own refusals (413, 404, a malformed request line) get LibreTranslate's body too.
-    http.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req,
-                                                                        httplib::Response& res) {
-      if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;  // an endpoint's error
-      std::string message = reason(res.status);
-      if (res.status == 413) message += ": the body is over " + std::to_string(options.max_body_bytes) + " bytes";
-      set_error(res, res.status, message);
-      metrics.request_done(res.status == 404 ? "other" : req.path, res.status, 0.0);
-      return httplib::Server::HandlerResponse::Handled;
-    }));
+    http.set_error_handler(
+        httplib::Server::HandlerWithResponse([this](const httplib::Request& req, httplib::Response& res) {
+          if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;  // an endpoint's error
+          std::string message = reason(res.status);
+          if (res.status == 413) message += ": the body is over " + std::to_string(options.max_body_bytes) + " bytes";
+          set_error(res, res.status, message);
+          metrics.request_done(res.status == 404 ? "other" : req.path, res.status, 0.0);
+          return httplib::Server::HandlerResponse::Handled;
+        }));
     http.Post("/translate", endpoint("/translate", [this](const auto& req, auto& res) { libre_translate(req, res); }));
-    http.Post("/v1/translate", endpoint("/v1/translate", [this](const auto& req, auto& res) { native_translate(req, res); }));
+    http.Post("/v1/translate",
+              endpoint("/v1/translate", [this](const auto& req, auto& res) { native_translate(req, res); }));
     http.Get("/languages", endpoint("/languages", [this](const auto&, auto& res) { languages(res); }));
     http.Get("/frontend/settings", endpoint("/frontend/settings", [this](const auto&, auto& res) { settings(res); }));
     http.Get("/health", endpoint("/health", [this](const auto&, auto& res) { health(res); }));
     http.Get("/metrics", endpoint("/metrics", [this](const auto&, auto& res) {
-      const SentenceQueue* q = queue.load();
-      res.status = 200;
-      res.set_content(metrics.prometheus_text(q ? q->depth() : 0), "text/plain; version=0.0.4");
-    }));
+               const SentenceQueue* q = queue.load();
+               res.status = 200;
+               res.set_content(metrics.prometheus_text(q ? q->depth() : 0), "text/plain; version=0.0.4");
+             }));
   }
 
   // Every endpoint: its errors as {"error": ...} with their status, and its metrics.
@@ -165,7 +172,8 @@ struct HttpServer::Impl {
 
   void authorize(const std::string& api_key, const httplib::Request& req) {
     if (!api_keys.empty() && !api_keys.count(api_key))
-      throw HttpError(403, api_key.empty() ? "Please contact the server operator to get an API key" : "Invalid API key");
+      throw HttpError(403,
+                      api_key.empty() ? "Please contact the server operator to get an API key" : "Invalid API key");
     if (!limiter.allow(api_key.empty() ? "ip:" + req.remote_addr : "key:" + api_key))
       throw HttpError(429, "Slowdown: more than " + std::to_string(limiter.per_minute()) + " requests per minute");
   }
@@ -264,15 +272,16 @@ struct HttpServer::Impl {
   void settings(httplib::Response& res) {
     ready_queue();
     const auto language = [](const std::string& code) { return json{{"code", code}, {"name", language_name(code)}}; };
-    set_json(res, 200,
-             {{"charLimit", options.limits.char_limit > 0 ? options.limits.char_limit : -1},
-              {"frontendTimeout", 500},
-              {"apiKeys", !api_keys.empty()},
-              {"keyRequired", !api_keys.empty()},
-              {"suggestions", false},
-              {"filesTranslation", false},
-              {"supportedFilesFormat", json::array()},
-              {"language", {{"source", language(info.languages.source)}, {"target", language(info.languages.target)}}}});
+    set_json(
+        res, 200,
+        {{"charLimit", options.limits.char_limit > 0 ? options.limits.char_limit : -1},
+         {"frontendTimeout", 500},
+         {"apiKeys", !api_keys.empty()},
+         {"keyRequired", !api_keys.empty()},
+         {"suggestions", false},
+         {"filesTranslation", false},
+         {"supportedFilesFormat", json::array()},
+         {"language", {{"source", language(info.languages.source)}, {"target", language(info.languages.target)}}}});
   }
 
   void health(httplib::Response& res) {

@@ -37,7 +37,7 @@ struct ServerOptions {
 // What the endpoints tell of the model.
 struct ModelInfo {
   LanguagePair languages;
-  int beam = 1;  // bounds alternatives / nbest
+  int beam = 1;      // bounds alternatives / nbest
   std::string name;  // the run directory, for /v1/translate's answer
 };
 

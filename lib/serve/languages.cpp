@@ -10,9 +10,11 @@ namespace attn::serve {
 
 namespace {
 
+// A two-letter extension (ISO 639-1: "train.en"); longer ones are too often no language
+// ("train.src", "train.tgt").
 std::string extension_code(const std::string& path) {
   const std::string extension = std::filesystem::path(path).extension().string();
-  return extension.empty() ? "" : extension.substr(1);
+  return extension.size() == 3 ? extension.substr(1) : "";
 }
 
 }  // namespace
@@ -32,12 +34,12 @@ LanguagePair run_languages(const io::Config& config, const std::string& config_p
 
 std::string language_name(const std::string& code) {
   static const std::map<std::string, std::string> names = {
-      {"ar", "Arabic"},     {"az", "Azerbaijani"}, {"ca", "Catalan"},    {"cs", "Czech"},     {"da", "Danish"},
-      {"de", "German"},     {"el", "Greek"},       {"en", "English"},    {"eo", "Esperanto"}, {"es", "Spanish"},
-      {"fa", "Persian"},    {"fi", "Finnish"},     {"fr", "French"},     {"ga", "Irish"},     {"he", "Hebrew"},
-      {"hi", "Hindi"},      {"hu", "Hungarian"},   {"id", "Indonesian"}, {"it", "Italian"},   {"ja", "Japanese"},
-      {"ko", "Korean"},     {"nl", "Dutch"},       {"pl", "Polish"},     {"pt", "Portuguese"}, {"ru", "Russian"},
-      {"sk", "Slovak"},     {"sv", "Swedish"},     {"tr", "Turkish"},    {"uk", "Ukrainian"}, {"zh", "Chinese"}};
+      {"ar", "Arabic"},  {"az", "Azerbaijani"}, {"ca", "Catalan"},    {"cs", "Czech"},      {"da", "Danish"},
+      {"de", "German"},  {"el", "Greek"},       {"en", "English"},    {"eo", "Esperanto"},  {"es", "Spanish"},
+      {"fa", "Persian"}, {"fi", "Finnish"},     {"fr", "French"},     {"ga", "Irish"},      {"he", "Hebrew"},
+      {"hi", "Hindi"},   {"hu", "Hungarian"},   {"id", "Indonesian"}, {"it", "Italian"},    {"ja", "Japanese"},
+      {"ko", "Korean"},  {"nl", "Dutch"},       {"pl", "Polish"},     {"pt", "Portuguese"}, {"ru", "Russian"},
+      {"sk", "Slovak"},  {"sv", "Swedish"},     {"tr", "Turkish"},    {"uk", "Ukrainian"},  {"zh", "Chinese"}};
   const auto found = names.find(code);
   return found == names.end() ? code : found->second;
 }

@@ -1,7 +1,7 @@
 #pragma once
 // The language pair attn-serve announces (GET /languages) and checks requests against: the
 // run config's `languages` key, or, when it is unset, the extensions of data.train_src and
-// data.train_tgt when both are language codes ("train.en", "train.it"), as runs trained before
+// data.train_tgt when both are two-letter language codes ("train.en", "train.it"), as runs trained before
 // the key have them. Otherwise attn-serve refuses to start: a LibreTranslate client picks
 // languages by code, and a guessed code would send it the wrong model.
 #include <string>

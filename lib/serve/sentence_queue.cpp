@@ -97,8 +97,9 @@ void SentenceQueue::run() {
 // Called and returning with the lock held; encodes outside it. Only this thread removes
 // entries, and submit() only appends, so the window's positions stay put while unlocked.
 std::vector<SentenceQueue::Entry> SentenceQueue::next_batch(std::unique_lock<std::mutex>& lock) {
-  waiting_.erase(std::remove_if(waiting_.begin(), waiting_.end(), [](const Entry& e) { return e.request->cancelled(); }),
-                 waiting_.end());
+  waiting_.erase(
+      std::remove_if(waiting_.begin(), waiting_.end(), [](const Entry& e) { return e.request->cancelled(); }),
+      waiting_.end());
   const size_t size = std::min(waiting_.size(), size_t(options_.window));
   std::vector<Entry> window(waiting_.begin(), waiting_.begin() + std::ptrdiff_t(size));
   lock.unlock();
@@ -138,8 +139,9 @@ std::vector<SentenceQueue::Entry> SentenceQueue::next_batch(std::unique_lock<std
       std::vector<size_t> same;
       for (size_t i : candidates)
         if (window[i].request->nbest_ == nbest) same.push_back(i);
-      std::stable_sort(same.begin(), same.end(),
-                       [&](size_t a, size_t b) { return std::llabs(length(a) - target) < std::llabs(length(b) - target); });
+      std::stable_sort(same.begin(), same.end(), [&](size_t a, size_t b) {
+        return std::llabs(length(a) - target) < std::llabs(length(b) - target);
+      });
       same.resize(std::min(same.size(), size_t(options_.batch_size)));
       std::sort(same.begin(), same.end());  // arrival order within the batch
       for (size_t i : same) {

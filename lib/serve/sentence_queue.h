@@ -47,8 +47,7 @@ class BatchBackend {
   // Token ids (eos last) of each text; empty for a text with no token.
   virtual std::vector<std::vector<int32_t>> encode(const std::vector<std::string>& texts) = 0;
   // One batch of non-empty encoded sentences (at most batch_size) -> their results, in order.
-  virtual std::vector<SentenceResult> decode(const std::vector<const std::vector<int32_t>*>& sentences,
-                                             int nbest) = 0;
+  virtual std::vector<SentenceResult> decode(const std::vector<const std::vector<int32_t>*>& sentences, int nbest) = 0;
 };
 
 struct QueueOptions {

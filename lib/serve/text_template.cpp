@@ -56,8 +56,8 @@ size_t decode_reference(std::string_view text, std::string& out) {
   const size_t semicolon = text.find(';');
   if (semicolon == std::string_view::npos || semicolon > 10) return 0;
   const std::string_view name = text.substr(1, semicolon - 1);
-  static const std::pair<std::string_view, uint32_t> named[] = {
-      {"amp", '&'}, {"lt", '<'}, {"gt", '>'}, {"quot", '"'}, {"apos", '\''}, {"nbsp", 0xA0}};
+  static const std::pair<std::string_view, uint32_t> named[] = {{"amp", '&'},  {"lt", '<'},    {"gt", '>'},
+                                                                {"quot", '"'}, {"apos", '\''}, {"nbsp", 0xA0}};
   for (const auto& [entity, code_point] : named)
     if (name == entity) {
       append_utf8(out, code_point);

@@ -23,8 +23,7 @@ std::string url_decode(std::string_view text) {
   for (size_t i = 0; i < text.size(); ++i) {
     if (text[i] == '+') {
       out += ' ';
-    } else if (text[i] == '%' && i + 2 < text.size() && hex_value(text[i + 1]) >= 0 &&
-               hex_value(text[i + 2]) >= 0) {
+    } else if (text[i] == '%' && i + 2 < text.size() && hex_value(text[i + 1]) >= 0 && hex_value(text[i + 2]) >= 0) {
       out += char(hex_value(text[i + 1]) * 16 + hex_value(text[i + 2]));
       i += 2;
     } else {
@@ -68,7 +67,8 @@ void read_q(const json& fields, std::vector<std::string>& q, bool& batch) {
 
 std::string string_field(const json& fields, const char* name, bool required) {
   const auto found = fields.find(name);
-  if (found == fields.end() || found->is_null() || (found->is_string() && found->get_ref<const std::string&>().empty())) {
+  if (found == fields.end() || found->is_null() ||
+      (found->is_string() && found->get_ref<const std::string&>().empty())) {
     if (required) bad_request(std::string("Invalid request: missing ") + name + " parameter");
     return "";
   }
@@ -80,8 +80,8 @@ std::string string_field(const json& fields, const char* name, bool required) {
 int count_field(const json& fields, const char* name, int fallback, int max) {
   const auto found = fields.find(name);
   if (found == fields.end() || found->is_null()) return fallback;
-  const std::string error = std::string("Invalid request: ") + name + " must be a whole number from 0 to " +
-                            std::to_string(max);
+  const std::string error =
+      std::string("Invalid request: ") + name + " must be a whole number from 0 to " + std::to_string(max);
   int64_t value = -1;
   if (found->is_number_integer() || found->is_number_unsigned()) {
     if (found->is_number_unsigned() && found->get<uint64_t>() > uint64_t(max)) bad_request(error);
@@ -140,7 +140,8 @@ json form_fields(std::string_view body) {
 json body_fields(std::string_view body, std::string_view content_type) {
   if (media_type_is(content_type, "application/x-www-form-urlencoded")) return form_fields(body);
   // JSON: as application/json, and as the default (curl -d sends the form type only when asked).
-  if (!content_type.empty() && !media_type_is(content_type, "application/json") && !media_type_is(content_type, "text/plain"))
+  if (!content_type.empty() && !media_type_is(content_type, "application/json") &&
+      !media_type_is(content_type, "text/plain"))
     throw HttpError(400, "Invalid request: send application/json or application/x-www-form-urlencoded, not " +
                              std::string(content_type));
   json fields;
@@ -179,8 +180,9 @@ NativeRequest parse_native_request(const json& fields) {
   if (alignments != fields.end() && !alignments->is_null()) {
     if (!alignments->is_boolean()) bad_request("Invalid request: alignments must be true or false");
     if (alignments->get<bool>())
-      bad_request("alignments are not available from attn-serve: the search keeps no attention weights; "
-                  "attn-dump-attention --alignments gives them for a source and its translation");
+      bad_request(
+          "alignments are not available from attn-serve: the search keeps no attention weights; "
+          "attn-dump-attention --alignments gives them for a source and its translation");
   }
   request.api_key = string_field(fields, "api_key", false);
   return request;

@@ -12,8 +12,8 @@ namespace attn::serve {
 class TranslatorBackend : public BatchBackend {
  public:
   // `threads`: OpenMP threads of the decoding thread (0 = OpenMP's default).
-  TranslatorBackend(const models::Seq2SeqModel& model, const data::Vocab& source_vocab,
-                    const data::Vocab& target_vocab, decode::TranslateOptions options, int threads);
+  TranslatorBackend(const models::Seq2SeqModel& model, const data::Vocab& source_vocab, const data::Vocab& target_vocab,
+                    decode::TranslateOptions options, int threads);
   void start_thread() override;
   std::vector<std::vector<int32_t>> encode(const std::vector<std::string>& texts) override;
   std::vector<SentenceResult> decode(const std::vector<const std::vector<int32_t>*>& sentences, int nbest) override;

@@ -5,20 +5,20 @@
 #include <chrono>
 #include <csignal>
 #include <fstream>
+#include <httplib.h>
 #include <regex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include "apps/app_fixtures.h"
 
 using namespace attn::testing;
-using nlohmann::json;
 using Catch::Contains;
+using nlohmann::json;
 
 namespace {
 
@@ -106,7 +106,8 @@ std::vector<std::string> attn_translate(const TempDir& dir, const std::vector<st
                                         const std::string& flags) {
   write_lines(dir.file("input.txt"), lines);
   Result result =
-      run_program(dir, "attn-translate", "--model " + attn::testing::quoted(trained_run().run) + " --quiet " + flags, dir.file("input.txt"));
+      run_program(dir, "attn-translate", "--model " + attn::testing::quoted(trained_run().run) + " --quiet " + flags,
+                  dir.file("input.txt"));
   INFO(result.err);
   REQUIRE(result.exit_code == 0);
   return split_lines(result.out);
@@ -152,7 +153,8 @@ TEST_CASE("attn-serve: a LibreTranslate client's form request with api_key, and 
   const std::string client_script = ATTN_SOURCE_DIR "/tests/serve/libretranslate_client.py";
   const std::string line = lines_to_translate(1)[0];  // made-up words: no quote inside
   const std::string command = "python3 " + attn::testing::quoted(client_script) + " " + std::to_string(server.port()) +
-                              " secret-1 " + attn::testing::quoted(line) + " > " + attn::testing::quoted(dir.file("client.out")) + " 2>&1";
+                              " secret-1 " + attn::testing::quoted(line) + " > " +
+                              attn::testing::quoted(dir.file("client.out")) + " 2>&1";
   const int status = std::system(command.c_str());
   INFO(read_text(dir.file("client.out")));
   CHECK(WIFEXITED(status));
@@ -184,10 +186,9 @@ TEST_CASE("attn-serve survives hostile bodies and answers each clearly", "[cli][
   CHECK(too_many.first == 400);
   CHECK_THAT(too_many.second, Contains("exceeds"));  // the text limit (30,000 characters) before the sentence limit
   // HTML with unclosed and nested tags: translated around the markup.
-  const json html = translate(server, {{"q", "<div><p>kan <b>ton<i>rin</b></div><span"},
-                                       {"source", "auto"},
-                                       {"target", "it"},
-                                       {"format", "html"}});
+  const json html = translate(
+      server,
+      {{"q", "<div><p>kan <b>ton<i>rin</b></div><span"}, {"source", "auto"}, {"target", "it"}, {"format", "html"}});
   const std::string text = html["translatedText"];
   CHECK(text.rfind("<div><p>", 0) == 0);
   CHECK_THAT(text, Contains("<b>"));

@@ -2,17 +2,17 @@
 // endpoint, every error path and the limits, with a real client on an ephemeral port.
 #include <atomic>
 #include <fstream>
+#include <httplib.h>
 #include <thread>
 
 #include <catch2/catch.hpp>
-#include <httplib.h>
 
 #include "serve/http_server.h"
 #include "temp_dir.h"
 
 using namespace attn::serve;
-using nlohmann::json;
 using Catch::Contains;
+using nlohmann::json;
 
 namespace {
 
@@ -122,8 +122,7 @@ TEST_CASE("LibreTranslate's /translate: strings, arrays, auto, html, alternative
   CHECK(form->status == 200);
   CHECK(json::parse(form->body) == json{{"translatedText", "c ba"}});
   // Multipart form data, as a browser's FormData sends it.
-  httplib::MultipartFormDataItems items = {
-      {"q", "xy", "", ""}, {"source", "en", "", ""}, {"target", "it", "", ""}};
+  httplib::MultipartFormDataItems items = {{"q", "xy", "", ""}, {"source", "en", "", ""}, {"target", "it", "", ""}};
   auto multipart = client.Post("/translate", items);
   REQUIRE(multipart);
   CHECK(json::parse(multipart->body) == json{{"translatedText", "yx"}});
@@ -247,8 +246,8 @@ TEST_CASE("a full queue answers 503 with Retry-After", "[serve][http]") {
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // a in its batch, b waiting
   auto client = running.client();
-  auto res = client.Post("/translate", json{{"q", "c\nd"}, {"source", "en"}, {"target", "it"}}.dump(),
-                         "application/json");
+  auto res =
+      client.Post("/translate", json{{"q", "c\nd"}, {"source", "en"}, {"target", "it"}}.dump(), "application/json");
   busy.join();
   REQUIRE(res);
   CHECK(res->status == 503);
@@ -269,8 +268,8 @@ TEST_CASE("200 concurrent connections all get their own answer", "[serve][http]"
       client.set_read_timeout(30, 0);
       client.set_connection_timeout(30, 0);
       const std::string text = "s" + std::to_string(i);
-      auto res = client.Post("/translate", json{{"q", text}, {"source", "en"}, {"target", "it"}}.dump(),
-                             "application/json");
+      auto res =
+          client.Post("/translate", json{{"q", text}, {"source", "en"}, {"target", "it"}}.dump(), "application/json");
       if (res && res->status == 200 &&
           json::parse(res->body)["translatedText"] == std::string(text.rbegin(), text.rend()))
         ++correct;
@@ -291,8 +290,8 @@ TEST_CASE("stop() answers the requests already accepted", "[serve][http]") {
   std::optional<int> status;
   std::thread client_thread([&] {
     auto client = running->client();
-    auto res = client.Post("/translate", json{{"q", "ab"}, {"source", "en"}, {"target", "it"}}.dump(),
-                           "application/json");
+    auto res =
+        client.Post("/translate", json{{"q", "ab"}, {"source", "en"}, {"target", "it"}}.dump(), "application/json");
     if (res) status = res->status;
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -39,7 +39,8 @@ class FakeBackend : public BatchBackend {
         attn::decode::Hypothesis hypothesis;
         hypothesis.tokens.assign(sentence->rbegin(), sentence->rend());
         result.hypotheses.push_back(hypothesis);
-        result.texts.push_back(std::string(hypothesis.tokens.begin(), hypothesis.tokens.end()) + "#" + std::to_string(k));
+        result.texts.push_back(std::string(hypothesis.tokens.begin(), hypothesis.tokens.end()) + "#" +
+                               std::to_string(k));
       }
       results.push_back(result);
     }

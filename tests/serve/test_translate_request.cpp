@@ -3,8 +3,8 @@
 #include "serve/translate_request.h"
 
 using namespace attn::serve;
-using nlohmann::json;
 using Catch::Contains;
+using nlohmann::json;
 
 namespace {
 
