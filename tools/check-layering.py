@@ -20,7 +20,7 @@ LEVELS = [
     ["layers"],
     ["models"],
     ["decode", "run"],
-    ["train"],
+    ["train", "serve"],
     ["bench"],
 ]
 LEVEL_OF = {folder: level for level, folders in enumerate(LEVELS) for folder in folders}

@@ -17,6 +17,7 @@ packages=(
   clang-format          # .ci/run checks the formatting (tools/check-format.sh)
   libopenmpi-dev openmpi-bin  # data-parallel training: mpirun -np N attn-train
   curl ca-certificates python3  # tools/get-data.sh downloads the corpus and splits it
+  libcpp-httplib-dev    # attn-serve's HTTP server (cpp-httplib 0.11, lib/serve)
 )
 [ $# -eq 0 ] || packages=("$@")
 

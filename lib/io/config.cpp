@@ -123,6 +123,28 @@ void DecodeConfig::validate(const std::string& path) const {
   require_at_least(key("no_repeat_ngram"), no_repeat_ngram, 0);
 }
 
+bool is_language_code(const std::string& code) {
+  size_t letters = 0;
+  while (letters < code.size() && code[letters] >= 'a' && code[letters] <= 'z') ++letters;
+  if (letters < 2 || letters > 3) return false;
+  for (size_t i = letters; i < code.size(); ++i) {
+    const char c = code[i];
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (!alnum && !(c == '-' && i + 1 < code.size() && code[i - 1] != '-')) return false;
+  }
+  return true;
+}
+
+void LanguagesConfig::validate(const std::string& path) const {
+  KeyOf key{path};
+  ATTN_CHECK(source.empty() == target.empty(), path, " needs both \"source\" and \"target\", or neither");
+  for (const auto& [name, code] : {std::pair{"source", &source}, std::pair{"target", &target}})
+    ATTN_CHECK(code->empty() || is_language_code(*code), key(name),
+               " must be a language code such as \"en\" or "
+               "\"pt-BR\"; got \"",
+               *code, "\"");
+}
+
 void Config::validate(const std::string& path) const {
   KeyOf key{path};
   ATTN_CHECK(!output_dir.empty(), key("output_dir"), " must not be empty");

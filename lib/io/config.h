@@ -255,6 +255,25 @@ struct DecodeConfig {
   void validate(const std::string& path) const;
 };
 
+// The language pair of a run, as ISO 639 codes ("en", "it"; a region or script may follow a
+// hyphen: "pt-BR"): what attn-serve's LibreTranslate API reports and checks requests against.
+// Empty (both): unnamed; attn-serve then takes the codes from the extensions of
+// data.train_src/train_tgt ("train.en", "train.it") or refuses to start, naming this key.
+// "en", "ita", "pt-BR", "zh-Hant": two or three lowercase letters, then hyphenated alphanumeric
+// subtags.
+bool is_language_code(const std::string& code);
+
+struct LanguagesConfig {
+  std::string source, target;
+
+  template <class V>
+  void visit(V& v) {
+    v("source", source);
+    v("target", target);
+  }
+  void validate(const std::string& path) const;
+};
+
 struct Config {
   std::string output_dir = "runs/en-it";
   DataConfig data;
@@ -262,6 +281,7 @@ struct Config {
   ModelConfig model;
   TrainConfig train;
   DecodeConfig decode;
+  LanguagesConfig languages;
 
   template <class V>
   void visit(V& v) {
@@ -271,6 +291,7 @@ struct Config {
     v("model", model);
     v("train", train);
     v("decode", decode);
+    v("languages", languages);
   }
   // Checks that span sections (shared embeddings need a joint vocabulary, ...).
   void validate(const std::string& path) const;

@@ -211,6 +211,10 @@ TEST_CASE("validation names the out-of-range key and value", "[io][config]") {
   CHECK_THAT(error_of_json({{"decode", {{"nbest", 6}}}}), Contains("decode.nbest (6) must be <= decode.beam (5)"));
   CHECK(error_of_json({{"decode", {{"min_length", -1}}}}) == "decode.min_length must be >= 0; got -1");
   CHECK(error_of_json({{"decode", {{"no_repeat_ngram", -3}}}}) == "decode.no_repeat_ngram must be >= 0; got -3");
+  CHECK_THAT(error_of_json({{"languages", {{"source", "en"}}}}), Contains("languages needs both"));
+  CHECK_THAT(error_of_json({{"languages", {{"source", "en"}, {"target", "Italian"}}}}),
+             Contains("languages.target must be a language code"));
+  CHECK(error_of_json({{"languages", {{"source", "pt-BR"}, {"target", "it"}}}}).empty());
   CHECK_THAT(error_of_json({{"data", {{"max_len", 300}}}}),
              Contains("model.transformer.max_positions (256) must be >="));
   // The same long data is fine for an RNN, which has no position table.

@@ -1,4 +1,4 @@
-#include "train/stop_signal.h"
+#include "core/stop_signal.h"
 
 #include <cstdlib>
 #include <mutex>
@@ -6,7 +6,7 @@
 #include <thread>
 #include <unistd.h>
 
-namespace attn::train {
+namespace attn {
 
 namespace {
 
@@ -25,13 +25,32 @@ sigset_t stop_signals() {
   return signals;
 }
 
-// The one thread with the stop signals unblocked, so the kernel delivers them here (it picks a
+std::mutex callback_mutex;
+std::function<void()> stop_callback;  // guarded by callback_mutex
+
+void run_stop_callback() {
+  std::function<void()> callback;
+  {
+    const std::lock_guard<std::mutex> lock(callback_mutex);
+    callback = stop_callback;
+  }
+  if (callback) callback();
+}
+
+// The one thread that takes the stop signals, so the kernel delivers them here (it picks a
 // thread that does not block them). It runs no oneDNN code: its stack pointer is its stack.
+// sigsuspend unblocks them only while it waits, atomically, so a signal that arrives while the
+// callback runs waits for the next sigsuspend instead of slipping past it.
 void start_catching_thread() {
   std::thread([] {
-    const sigset_t signals = stop_signals();
-    pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
-    while (true) pause();  // returns after each handled signal
+    sigset_t waiting;
+    pthread_sigmask(SIG_BLOCK, nullptr, &waiting);  // inherited: the stop signals blocked
+    sigdelset(&waiting, SIGINT);
+    sigdelset(&waiting, SIGTERM);
+    while (true) {
+      sigsuspend(&waiting);  // returns after each handled signal
+      if (stop_flag) run_stop_callback();
+    }
   }).detach();
 }
 
@@ -57,4 +76,12 @@ void install_stop_handlers() {
 bool stop_requested() { return stop_flag != 0; }
 void clear_stop_request() { stop_flag = 0; }
 
-}  // namespace attn::train
+void on_stop_request(std::function<void()> callback) {
+  {
+    const std::lock_guard<std::mutex> lock(callback_mutex);
+    stop_callback = callback;
+  }
+  if (callback && stop_requested()) callback();
+}
+
+}  // namespace attn

@@ -7,9 +7,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "core/stop_signal.h"
 #include "core/tensor.h"
 #include "ops/gemm.h"
-#include "train/stop_signal.h"
 
 namespace {
 
@@ -25,43 +25,43 @@ bool blocks_stop_signals() {
 // Waits up to 5 s for the handler to have run.
 bool stop_arrives() {
   const auto deadline = Clock::now() + std::chrono::seconds(5);
-  while (!train::stop_requested())
+  while (!stop_requested())
     if (Clock::now() > deadline) return false;
   return true;
 }
 
 }  // namespace
 
-TEST_CASE("stop signals are blocked in the threads that compute and still reach the trainer", "[train][signals]") {
+TEST_CASE("stop signals are blocked in the threads that compute and still reach the trainer", "[core][signals]") {
   REQUIRE_FALSE(blocks_stop_signals());
   {
-    train::StopSignalRouting routing;
-    train::install_stop_handlers();
-    train::clear_stop_request();
+    StopSignalRouting routing;
+    install_stop_handlers();
+    clear_stop_request();
     CHECK(blocks_stop_signals());
     bool worker_blocks = false;  // a thread started later: OpenMP's, the data stream's
     std::thread([&] { worker_blocks = blocks_stop_signals(); }).join();
     CHECK(worker_blocks);
     kill(getpid(), SIGTERM);
     CHECK(stop_arrives());
-    train::clear_stop_request();
+    clear_stop_request();
   }
   CHECK_FALSE(blocks_stop_signals());  // restored: programs a test starts must not inherit it
 }
 
 // The crash this prevents: caught on a thread inside oneDNN's AVX gemm kernel, a signal's frame
 // lands on the heap, and glibc aborts ("corrupted size vs. prev_size while consolidating").
-TEST_CASE("stop signals during matrix products leave the heap intact", "[train][signals]") {
-  train::StopSignalRouting routing;
-  train::install_stop_handlers();
-  train::clear_stop_request();
+TEST_CASE("stop signals during matrix products leave the heap intact", "[core][signals]") {
+  StopSignalRouting routing;
+  install_stop_handlers();
+  clear_stop_request();
   std::atomic<bool> done{false}, lost{false};
   std::atomic<int> delivered{0};
   std::thread sender([&] {
     while (!done) {
       kill(getpid(), SIGTERM);
       if (!stop_arrives()) lost = true;
-      train::clear_stop_request();  // so that the next one is a "first" signal, not an exit
+      clear_stop_request();  // so that the next one is a "first" signal, not an exit
       ++delivered;
     }
   });
@@ -75,4 +75,24 @@ TEST_CASE("stop signals during matrix products leave the heap intact", "[train][
   sender.join();
   CHECK_FALSE(lost);
   CHECK(delivered >= 50);
+}
+
+TEST_CASE("a stop callback runs on the catching thread after a stop signal", "[core][signals]") {
+  StopSignalRouting routing;
+  install_stop_handlers();
+  clear_stop_request();
+  std::atomic<int> calls{0};
+  std::atomic<bool> on_other_thread{false};
+  const std::thread::id test_thread = std::this_thread::get_id();
+  on_stop_request([&] {
+    on_other_thread = std::this_thread::get_id() != test_thread;
+    ++calls;
+  });
+  kill(getpid(), SIGTERM);
+  const auto deadline = Clock::now() + std::chrono::seconds(5);
+  while (calls == 0 && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  on_stop_request({});
+  CHECK(calls == 1);
+  CHECK(on_other_thread);
+  clear_stop_request();
 }

@@ -1,0 +1,144 @@
+// attn-serve: a translation server over a trained run, with LibreTranslate's HTTP API.
+//   attn-serve --model runs/en-it [--host 127.0.0.1] [--port 8080] [--beam 5] [--precision auto]
+//   curl -s localhost:8080/translate -H 'Content-Type: application/json' -d '{"q": "Hello.", "target": "it", "source":
+//   "en"}'
+//
+// Requests' sentences are batched together (lib/serve/sentence_queue.h); the model is loaded
+// once, after the port is bound, so /health answers 503 while it loads. SIGTERM or SIGINT:
+// stop accepting, answer what was accepted, exit 0 (a second one exits at once).
+#include <csignal>
+#include <thread>
+
+#include "app_main.h"
+#include "core/stop_signal.h"
+#include "decode/translator.h"
+#include "run/load_run.h"
+#include "run_defaults.h"
+#include "serve/http_server.h"
+#include "serve/translator_backend.h"
+
+namespace {
+
+struct Flags {
+  std::vector<std::string> model_dirs, checkpoints;
+  std::vector<float> weights;
+  std::string precision;
+  int beam = 0, batch_size = 0, threads = 0;
+  int max_batch_wait_ms = 5, read_timeout = 10, write_timeout = 10, request_timeout = 60;
+  attn::serve::ServerOptions server;
+};
+
+int serve(Flags& flags) {
+  // First, before any other thread starts: every thread (HTTP, decoding, OpenMP) inherits the
+  // mask, and the stop signals are caught on a thread of their own (core/stop_signal.h).
+  const attn::StopSignalRouting stop_signals;
+  attn::install_stop_handlers();
+  std::signal(SIGPIPE, SIG_IGN);  // a client that hangs up is an error of its request, not the end
+  std::vector<std::string> model_dirs = flags.model_dirs;
+  if (model_dirs.empty()) model_dirs.push_back(attn::apps::resolve_model_dir(""));
+  // The languages before anything binds: a run without them fails at once.
+  const std::string config_path = attn::run::run_paths(model_dirs.front(), true).config;
+  const attn::io::Config config = attn::apps::run_config(model_dirs.front());
+  const attn::serve::LanguagePair languages = attn::serve::run_languages(config, config_path);
+  // The queue's batches are the decoder's batches.
+  flags.server.queue.batch_size = flags.batch_size > 0 ? flags.batch_size : config.decode.batch_size;
+
+  flags.server.read_timeout = std::chrono::seconds(flags.read_timeout);
+  flags.server.write_timeout = std::chrono::seconds(flags.write_timeout);
+  flags.server.request_timeout = std::chrono::seconds(flags.request_timeout);
+  flags.server.queue.max_wait = std::chrono::milliseconds(flags.max_batch_wait_ms);
+  attn::serve::HttpServer server(flags.server);
+  const int port = server.bind();
+  attn::on_stop_request([&server] {
+    spdlog::info("stop requested: answering the requests accepted, then exiting");
+    server.stop();
+  });
+  std::thread http([&server] { server.listen(); });
+  spdlog::info("attn-serve listening on http://{}:{} (port {}); loading the model", flags.server.host, port, port);
+
+  std::optional<attn::run::LoadedEnsemble> models;
+  std::optional<attn::serve::TranslatorBackend> backend;
+  try {
+    models.emplace(attn::run::load_ensemble(model_dirs, flags.checkpoints, flags.weights,
+                                            attn::apps::precision_flag(flags.precision)));
+    const attn::run::LoadedRun& run = models->first();
+    std::vector<const attn::io::Config*> configs;
+    for (const attn::run::LoadedRun& member : models->runs) configs.push_back(&member.config);
+    attn::decode::TranslateOptions options = attn::decode::translate_options(configs);
+    if (flags.beam > 0) options.search.beam = flags.beam;
+    options.batch_size = flags.server.queue.batch_size;
+    options.search.nbest = 1;
+    backend.emplace(models->model(), run.vocab->source, run.vocab->target, options,
+                    flags.threads > 0 ? flags.threads : run.config.train.threads);
+    server.set_backend(*backend, {languages, options.search.beam, model_dirs.front()});
+    spdlog::info("ready: {} -> {}, beam {}, batches of up to {} sentences, precision {}", languages.source,
+                 languages.target, options.search.beam, options.batch_size, attn::choice_name(run.precision));
+  } catch (...) {
+    server.stop();
+    http.join();
+    throw;
+  }
+  http.join();
+  server.close();  // decodes what is left, stops the decoding thread
+  attn::on_stop_request({});
+  spdlog::info("attn-serve stopped");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"attn-serve: a translation server (LibreTranslate's HTTP API) over a trained attn model"};
+  using attn::apps::at_least;
+  Flags flags;
+  attn::serve::ServerOptions& server = flags.server;
+  server.limits.char_limit = 5000;  // LibreTranslate's public instance has a limit of this order
+  server.limits.max_sentences = 1000;
+  app.add_option("--model", flags.model_dirs,
+                 "run directory (default: $ATTN_MODEL, else configs/en-it.json's output_dir, else runs/en-it); "
+                 "repeat it to serve an ensemble");
+  app.add_option("--checkpoint", flags.checkpoints,
+                 std::string(attn::apps::kCheckpointHelp) + "; with several --model, none or one per --model");
+  app.add_option("--weights", flags.weights, "with several --model: one weight per model (default: equal)")
+      ->check(attn::apps::number_check([](double value) { return value > 0; }, "above 0", ">0"));
+  app.add_option("--beam", flags.beam, "beam size; 1 = greedy (default: the run's decode.beam)")->check(at_least(1));
+  app.add_option("--batch-size", flags.batch_size,
+                 "sentences per batch, gathered across requests (default: decode.batch_size)")
+      ->check(at_least(1));
+  attn::apps::add_precision_option(app, flags.precision);
+  app.add_option("--threads", flags.threads, "OpenMP threads of decoding (default: train.threads)")->check(at_least(1));
+  app.add_option("--host", server.host, "address to listen on (default 127.0.0.1: this machine only)");
+  app.add_option("--port", server.port, "port to listen on; 0 = any free port, logged at start (default 8080)")
+      ->check(attn::apps::in_range(0, 65535));
+  app.add_option("--max-batch-wait-ms", flags.max_batch_wait_ms,
+                 "how long a sentence may wait for others to fill its batch (default 5)")
+      ->check(at_least(0));
+  app.add_option("--max-queue", server.queue.max_queue,
+                 "sentences waiting at most; a request beyond gets 503 with Retry-After (default 10000)")
+      ->check(at_least(1));
+  app.add_option("--max-body-bytes", server.max_body_bytes, "largest request body; larger get 413 (default 1048576)")
+      ->check(at_least(1));
+  app.add_option("--char-limit", server.limits.char_limit,
+                 "characters per request, all texts together (LibreTranslate's char_limit); 0 = none (default 5000)")
+      ->check(at_least(0));
+  app.add_option("--max-sentences", server.limits.max_sentences,
+                 "sentences (non-empty lines, HTML text runs) per request; 0 = none (default 1000)")
+      ->check(at_least(0));
+  app.add_option("--api-keys", server.api_keys_file,
+                 "file of API keys, one per line ('#' comments): requests need one (403 otherwise)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--rate-limit", server.rate_limit,
+                 "requests per minute per API key (per IP address without one); beyond: 429; 0 = none (default)")
+      ->check(at_least(0));
+  app.add_option("--read-timeout", flags.read_timeout, "seconds a client may take to send a request (default 10)")
+      ->check(at_least(1));
+  app.add_option("--write-timeout", flags.write_timeout, "seconds a client may take to read an answer (default 10)")
+      ->check(at_least(1));
+  app.add_option("--request-timeout", flags.request_timeout,
+                 "seconds a request may wait for its translations; then 503 and its sentences are dropped (default 60)")
+      ->check(at_least(1));
+  app.add_option("--http-threads", server.http_threads,
+                 "requests handled at once; each waits for its batch, so at least the clients expected (default 128)")
+      ->check(at_least(1));
+  return attn::apps::run_app(app, argc, argv, [&] { return serve(flags); });
+}

@@ -1,0 +1,206 @@
+#include "serve/translate_request.h"
+
+#include "io/json_depth.h"
+
+namespace attn::serve {
+
+using nlohmann::json;
+
+namespace {
+
+[[noreturn]] void bad_request(const std::string& message) { throw HttpError(400, message); }
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string url_decode(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '+') {
+      out += ' ';
+    } else if (text[i] == '%' && i + 2 < text.size() && hex_value(text[i + 1]) >= 0 && hex_value(text[i + 2]) >= 0) {
+      out += char(hex_value(text[i + 1]) * 16 + hex_value(text[i + 2]));
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+bool media_type_is(std::string_view content_type, std::string_view type) {
+  const std::string_view base = content_type.substr(0, content_type.find(';'));
+  size_t begin = 0, end = base.size();
+  while (begin < end && base[begin] == ' ') ++begin;
+  while (end > begin && base[end - 1] == ' ') --end;
+  if (end - begin != type.size()) return false;
+  for (size_t i = 0; i < type.size(); ++i) {
+    char c = base[begin + i];
+    if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
+    if (c != type[i]) return false;
+  }
+  return true;
+}
+
+// q: a string, or a non-empty array of strings.
+void read_q(const json& fields, std::vector<std::string>& q, bool& batch) {
+  const auto found = fields.find("q");
+  if (found == fields.end() || found->is_null() || (found->is_string() && found->get_ref<const std::string&>().empty()))
+    bad_request("Invalid request: missing q parameter");
+  if (found->is_string()) {
+    q = {found->get<std::string>()};
+    return;
+  }
+  if (!found->is_array()) bad_request("Invalid request: q must be a string or an array of strings");
+  if (found->empty()) bad_request("Invalid request: missing q parameter");
+  batch = true;
+  for (const json& text : *found) {
+    if (!text.is_string()) bad_request("Invalid request: q must be a string or an array of strings");
+    q.push_back(text.get<std::string>());
+  }
+}
+
+std::string string_field(const json& fields, const char* name, bool required) {
+  const auto found = fields.find(name);
+  if (found == fields.end() || found->is_null() ||
+      (found->is_string() && found->get_ref<const std::string&>().empty())) {
+    if (required) bad_request(std::string("Invalid request: missing ") + name + " parameter");
+    return "";
+  }
+  if (!found->is_string()) bad_request(std::string("Invalid request: ") + name + " must be a string");
+  return found->get<std::string>();
+}
+
+// A whole number >= 0 (JSON) or its digits (a form's string); `fallback` when absent.
+int count_field(const json& fields, const char* name, int fallback, int max) {
+  const auto found = fields.find(name);
+  if (found == fields.end() || found->is_null()) return fallback;
+  const std::string error =
+      std::string("Invalid request: ") + name + " must be a whole number from 0 to " + std::to_string(max);
+  int64_t value = -1;
+  if (found->is_number_integer() || found->is_number_unsigned()) {
+    if (found->is_number_unsigned() && found->get<uint64_t>() > uint64_t(max)) bad_request(error);
+    value = found->get<int64_t>();
+  } else if (found->is_string()) {
+    const std::string& digits = found->get_ref<const std::string&>();
+    if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos)
+      bad_request(error);
+    value = std::stoll(digits);
+  } else {
+    bad_request(error);
+  }
+  if (value < 0 || value > max) bad_request(error);
+  return int(value);
+}
+
+int64_t code_points(const std::string& text) {
+  int64_t count = 0;
+  for (unsigned char c : text) count += (c & 0xC0) != 0x80;
+  return count;
+}
+
+// Few users want more than a handful; the beam bounds what a request gets anyway.
+constexpr int kMaxAlternatives = 64;
+
+}  // namespace
+
+bool is_valid_utf8(std::string_view text) {
+  try {
+    (void)json(std::string(text)).dump();
+    return true;
+  } catch (const json::type_error&) {
+    return false;
+  }
+}
+
+json form_fields(std::string_view body) {
+  json fields = json::object();
+  size_t begin = 0;
+  while (begin <= body.size()) {
+    size_t end = body.find('&', begin);
+    if (end == std::string_view::npos) end = body.size();
+    const std::string_view pair = body.substr(begin, end - begin);
+    if (!pair.empty()) {
+      const size_t equals = pair.find('=');
+      const std::string name = url_decode(pair.substr(0, equals));
+      const std::string value = equals == std::string_view::npos ? "" : url_decode(pair.substr(equals + 1));
+      if (!is_valid_utf8(name) || !is_valid_utf8(value)) bad_request("Invalid request: the form is not valid UTF-8");
+      fields[name] = value;
+    }
+    begin = end + 1;
+  }
+  return fields;
+}
+
+json body_fields(std::string_view body, std::string_view content_type) {
+  if (media_type_is(content_type, "application/x-www-form-urlencoded")) return form_fields(body);
+  // JSON: as application/json, and as the default (curl -d sends the form type only when asked).
+  if (!content_type.empty() && !media_type_is(content_type, "application/json") &&
+      !media_type_is(content_type, "text/plain"))
+    throw HttpError(400, "Invalid request: send application/json or application/x-www-form-urlencoded, not " +
+                             std::string(content_type));
+  json fields;
+  try {
+    fields = json::parse(body.begin(), body.end(), io::json_depth_limit("the request"));
+  } catch (const json::parse_error& error) {
+    bad_request(std::string("Invalid request: the body is not valid JSON: ") + error.what());
+  } catch (const std::exception& error) {
+    bad_request(std::string("Invalid request: ") + error.what());
+  }
+  if (!fields.is_object()) bad_request("Invalid request: the body must be a JSON object");
+  return fields;
+}
+
+TranslateRequest parse_translate_request(const json& fields) {
+  TranslateRequest request;
+  read_q(fields, request.q, request.batch);
+  request.source = string_field(fields, "source", true);
+  request.target = string_field(fields, "target", true);
+  const std::string format = string_field(fields, "format", false);
+  if (format == "html")
+    request.format = TextFormat::html;
+  else if (!format.empty() && format != "text")
+    bad_request(format + " format is not supported");
+  request.alternatives = count_field(fields, "alternatives", 0, kMaxAlternatives);
+  request.api_key = string_field(fields, "api_key", false);
+  return request;
+}
+
+NativeRequest parse_native_request(const json& fields) {
+  NativeRequest request;
+  read_q(fields, request.q, request.batch);
+  request.nbest = count_field(fields, "nbest", 1, kMaxAlternatives + 1);
+  if (request.nbest < 1) bad_request("Invalid request: nbest must be a whole number from 1 to 65");
+  const auto alignments = fields.find("alignments");
+  if (alignments != fields.end() && !alignments->is_null()) {
+    if (!alignments->is_boolean()) bad_request("Invalid request: alignments must be true or false");
+    if (alignments->get<bool>())
+      bad_request(
+          "alignments are not available from attn-serve: the search keeps no attention weights; "
+          "attn-dump-attention --alignments gives them for a source and its translation");
+  }
+  request.api_key = string_field(fields, "api_key", false);
+  return request;
+}
+
+void check_text_size(const std::vector<std::string>& q, const RequestLimits& limits) {
+  if (limits.char_limit <= 0) return;
+  int64_t characters = 0;
+  for (const std::string& text : q) characters += code_points(text);
+  if (characters > limits.char_limit)
+    bad_request("Invalid request: request (" + std::to_string(characters) + ") exceeds text limit (" +
+                std::to_string(limits.char_limit) + ")");
+}
+
+void check_sentence_count(int64_t sentences, const RequestLimits& limits) {
+  if (limits.max_sentences > 0 && sentences > limits.max_sentences)
+    bad_request("Invalid request: request (" + std::to_string(sentences) + " sentences) exceeds the sentence limit (" +
+                std::to_string(limits.max_sentences) + ")");
+}
+
+}  // namespace attn::serve

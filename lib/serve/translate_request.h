@@ -1,0 +1,75 @@
+#pragma once
+// The bodies attn-serve accepts, read into requests, and the errors a bad one gets. Pure
+// functions of the bytes, so the libFuzzer target (tests/fuzz/fuzz_serve_request.cpp) runs them.
+//
+// LibreTranslate's POST /translate (its clients send JSON, or form fields as its Python and
+// JavaScript clients do):
+//   {"q": "Hello" | ["Hello", "Bye"], "source": "en" | "auto", "target": "it",
+//    "format": "text" | "html", "alternatives": 2, "api_key": "..."}
+// attn's POST /v1/translate (JSON only):
+//   {"q": "Hello" | [...], "nbest": 3, "alignments": false, "api_key": "..."}
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace attn::serve {
+
+// A request the server answers with `status` and {"error": message} (LibreTranslate's form).
+class HttpError : public std::runtime_error {
+ public:
+  HttpError(int status, const std::string& message) : std::runtime_error(message), status_(status) {}
+  int status() const { return status_; }
+
+ private:
+  int status_;
+};
+
+enum class TextFormat { text, html };
+
+struct TranslateRequest {
+  std::vector<std::string> q;  // the texts; one for a string q
+  bool batch = false;          // q was an array: the answer's fields are arrays too
+  std::string source, target;  // as the client named them ("auto" allowed for source)
+  TextFormat format = TextFormat::text;
+  int alternatives = 0;  // further translations wanted per text, beyond the best
+  std::string api_key;
+};
+
+struct NativeRequest {
+  std::vector<std::string> q;
+  bool batch = false;
+  int nbest = 1;  // hypotheses per sentence, best first
+  std::string api_key;
+};
+
+// The fields of a body: a JSON object as it is, or form fields (application/x-www-form-urlencoded:
+// every value a string, the last of a repeated name kept). Throws HttpError 400 for a body that
+// is neither, invalid JSON, JSON that is not an object or nests too deep, or text that is not
+// UTF-8.
+nlohmann::json body_fields(std::string_view body, std::string_view content_type);
+// application/x-www-form-urlencoded -> {"name": "value", ...}; '+' is a space, %XX a byte.
+nlohmann::json form_fields(std::string_view body);
+
+// LibreTranslate's checks, with its messages: q, source and target present ("Invalid request:
+// missing q parameter"), q a string or an array of strings, format "text" or "html",
+// alternatives a whole number >= 0 (a string of digits from a form).
+TranslateRequest parse_translate_request(const nlohmann::json& fields);
+NativeRequest parse_native_request(const nlohmann::json& fields);
+
+// Per-request limits (attn-serve --char-limit, --max-sentences; 0 = none). Characters are
+// Unicode code points of all texts together, as LibreTranslate's char_limit counts them.
+struct RequestLimits {
+  int64_t char_limit = 0;
+  int64_t max_sentences = 0;
+};
+void check_text_size(const std::vector<std::string>& q, const RequestLimits& limits);
+void check_sentence_count(int64_t sentences, const RequestLimits& limits);
+
+// Whether `text` is valid UTF-8 (nlohmann's serializer is the check).
+bool is_valid_utf8(std::string_view text);
+
+}  // namespace attn::serve

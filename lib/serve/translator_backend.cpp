@@ -1,0 +1,38 @@
+#include "serve/translator_backend.h"
+
+#include "dnnl/context.h"
+
+namespace attn::serve {
+
+TranslatorBackend::TranslatorBackend(const models::Seq2SeqModel& model, const data::Vocab& source_vocab,
+                                     const data::Vocab& target_vocab, decode::TranslateOptions options, int threads)
+    : model_(model), source_vocab_(source_vocab), target_vocab_(target_vocab), options_(options), threads_(threads) {}
+
+// OpenMP's thread count is a setting of the thread that opens a parallel region: the decoding
+// thread sets its own.
+void TranslatorBackend::start_thread() { dnn::set_num_threads(threads_); }
+
+std::vector<std::vector<int32_t>> TranslatorBackend::encode(const std::vector<std::string>& texts) {
+  return decode::encode_lines(texts, source_vocab_, options_.max_source_tokens, "request sentence");
+}
+
+std::vector<SentenceResult> TranslatorBackend::decode(const std::vector<const std::vector<int32_t>*>& sentences,
+                                                      int nbest) {
+  decode::TranslateOptions options = options_;
+  options.search.nbest = nbest;
+  options.batch_size = std::max<int>(options.batch_size, int(sentences.size()));  // one batch, as the queue made it
+  const decode::Translator translator(model_, source_vocab_, target_vocab_, options);
+  std::vector<std::vector<int32_t>> encoded;
+  encoded.reserve(sentences.size());
+  for (const auto* sentence : sentences) encoded.push_back(*sentence);
+  std::vector<decode::Translation> translations = translator.translate_ids(encoded);
+  std::vector<SentenceResult> results(sentences.size());
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    for (const decode::Hypothesis& hypothesis : translations[i].nbest)
+      results[i].texts.push_back(translator.detokenize(hypothesis));
+    results[i].hypotheses = std::move(translations[i].nbest);
+  }
+  return results;
+}
+
+}  // namespace attn::serve

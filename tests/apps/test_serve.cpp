@@ -1,0 +1,227 @@
+// attn-serve as its users run it: a tiny trained run served on an ephemeral 127.0.0.1 port,
+// asked over real HTTP (httplib's client, and tests/serve/libretranslate_client.py, written as
+// LibreTranslate's own Python client sends requests). Translations equal attn-translate's;
+// hostile bodies get clear errors and the server stays up; SIGTERM exits 0 after answering.
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <httplib.h>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "apps/app_fixtures.h"
+
+using namespace attn::testing;
+using Catch::Contains;
+using nlohmann::json;
+
+namespace {
+
+// A tiny trained run with its languages named, trained once for all the tests here.
+struct TrainedRun {
+  TempDir dir;
+  std::string run, config;
+  TrainedRun() {
+    config = write_tiny_setup(dir, {{"max_steps", 20}, {"valid_every", 20}});
+    json setup = json::parse(read_text(config));
+    setup["languages"] = {{"source", "en"}, {"target", "it"}};
+    setup["decode"]["beam"] = 2;
+    std::ofstream(config) << setup.dump(2) << '\n';
+    Result trained = run_program(dir, "attn-train", "--config " + attn::testing::quoted(config));
+    INFO("attn-train stderr:\n" << trained.err);
+    REQUIRE(trained.exit_code == 0);
+    run = dir.file("run");
+  }
+};
+
+const TrainedRun& trained_run() {
+  static const TrainedRun run;
+  return run;
+}
+
+// attn-serve on the run with `flags`, its port read from its log line; SIGTERM at the end.
+class Server {
+ public:
+  Server(const TempDir& dir, const std::vector<std::string>& flags) : dir_(dir) {
+    std::vector<std::string> arguments = {"--model", trained_run().run, "--port", "0", "--threads", "1"};
+    arguments.insert(arguments.end(), flags.begin(), flags.end());
+    pid_ = spawn(dir, "attn-serve", arguments);
+    const std::regex listening("listening on http://127\\.0\\.0\\.1:([0-9]+)");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::smatch match;
+      const std::string err = log();
+      if (port_ == 0 && std::regex_search(err, match, listening)) port_ = std::stoi(match[1]);
+      if (port_ > 0) {
+        auto health = client().Get("/health");
+        if (health && health->status == 200) return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    FAIL("attn-serve did not become ready:\n" << log());
+  }
+  ~Server() {
+    if (pid_ > 0) stop();
+  }
+  int stop() {
+    kill(pid_, SIGTERM);
+    const int code = wait_for(pid_);
+    pid_ = -1;
+    return code;
+  }
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_read_timeout(60, 0);
+    return c;
+  }
+  std::string log() const { return read_text(dir_.file("child.err")); }
+  int port() const { return port_; }
+  pid_t pid() const { return pid_; }
+
+ private:
+  const TempDir& dir_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+json translate(const Server& server, const json& request, int expected_status = 200) {
+  auto res = server.client().Post("/translate", request.dump(), "application/json");
+  REQUIRE(res);
+  INFO(res->body);
+  CHECK(res->status == expected_status);
+  return json::parse(res->body);
+}
+
+std::vector<std::string> lines_to_translate(int count) {
+  const std::vector<std::string> valid = split_lines(read_text(trained_run().dir.file("valid.src")));
+  return std::vector<std::string>(valid.begin(), valid.begin() + count);
+}
+
+std::vector<std::string> attn_translate(const TempDir& dir, const std::vector<std::string>& lines,
+                                        const std::string& flags) {
+  write_lines(dir.file("input.txt"), lines);
+  Result result =
+      run_program(dir, "attn-translate", "--model " + attn::testing::quoted(trained_run().run) + " --quiet " + flags,
+                  dir.file("input.txt"));
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  return split_lines(result.out);
+}
+
+}  // namespace
+
+TEST_CASE("attn-serve translates as attn-translate does, one request or many", "[cli][serve]") {
+  TempDir dir;
+  const std::vector<std::string> lines = lines_to_translate(3);
+  {  // One request of three lines: one batch, as attn-translate's batch of three.
+    Server server(dir, {"--max-batch-wait-ms", "200"});
+    const json answer = translate(server, {{"q", lines}, {"source", "en"}, {"target", "it"}});
+    CHECK(answer["translatedText"].get<std::vector<std::string>>() == attn_translate(dir, lines, "--batch-size 3"));
+    const json native = [&] {
+      auto res = server.client().Post("/v1/translate", json{{"q", lines[0]}, {"nbest", 2}}.dump(), "application/json");
+      REQUIRE(res);
+      return json::parse(res->body);
+    }();
+    CHECK(native["translations"][0]["sentences"][0]["nbest"].size() == 2);
+    CHECK(native["translations"][0]["text"] == answer["translatedText"][0]);
+    CHECK(server.stop() == 0);
+  }
+  {  // Concurrent single-line requests, batches of one: each as attn-translate --batch-size 1.
+    Server server(dir, {"--batch-size", "1"});
+    std::vector<std::string> served(lines.size());
+    std::vector<std::thread> clients;
+    for (size_t i = 0; i < lines.size(); ++i)
+      clients.emplace_back([&, i] {
+        auto res = server.client().Post("/translate", json{{"q", lines[i]}, {"source", "en"}, {"target", "it"}}.dump(),
+                                        "application/json");
+        if (res && res->status == 200) served[i] = json::parse(res->body)["translatedText"].get<std::string>();
+      });
+    for (auto& client : clients) client.join();
+    CHECK(served == attn_translate(dir, lines, "--batch-size 1"));
+  }
+}
+
+TEST_CASE("attn-serve: a LibreTranslate client's form request with api_key, and the keys' refusals", "[cli][serve]") {
+  TempDir dir;
+  std::ofstream(dir.file("keys")) << "# clients\nsecret-1\n";
+  Server server(dir, {"--api-keys", dir.file("keys"), "--rate-limit", "1000"});
+  const std::string client_script = ATTN_SOURCE_DIR "/tests/serve/libretranslate_client.py";
+  const std::string line = lines_to_translate(1)[0];  // made-up words: no quote inside
+  const std::string command = "python3 " + attn::testing::quoted(client_script) + " " + std::to_string(server.port()) +
+                              " secret-1 " + attn::testing::quoted(line) + " > " +
+                              attn::testing::quoted(dir.file("client.out")) + " 2>&1";
+  const int status = std::system(command.c_str());
+  INFO(read_text(dir.file("client.out")));
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  const std::string expected = attn_translate(dir, {line}, "").at(0);
+  CHECK_THAT(read_text(dir.file("client.out")), Contains("translated: " + expected));
+  CHECK(translate(server, {{"q", "x"}, {"source", "en"}, {"target", "it"}}, 403)["error"] ==
+        "Please contact the server operator to get an API key");
+}
+
+TEST_CASE("attn-serve survives hostile bodies and answers each clearly", "[cli][serve]") {
+  TempDir dir;
+  Server server(dir, {});
+  auto client = server.client();
+  const auto post = [&](const std::string& body, const std::string& type = "application/json") {
+    auto res = client.Post("/translate", body, type.c_str());
+    REQUIRE(res);
+    return std::pair<int, std::string>(res->status, json::parse(res->body).value("error", ""));
+  };
+  CHECK(post("{\"q\": [1, 2], \"source\": \"en\", \"target\": \"it\"}").first == 400);
+  CHECK(post("not json").first == 400);
+  CHECK(post("{\"q\": \"\xff\xfe\", \"source\": \"en\", \"target\": \"it\"}").first == 400);
+  CHECK(post("q=%ff%fe&source=en&target=it", "application/x-www-form-urlencoded").first == 400);
+  const auto big = post(std::string(10 << 20, 'a'));
+  CHECK(big.first == 413);
+  CHECK_THAT(big.second, Contains("over 1048576 bytes"));
+  std::vector<std::string> many(10000, "kan");
+  const auto too_many = post(json{{"q", many}, {"source", "en"}, {"target", "it"}}.dump());
+  CHECK(too_many.first == 400);
+  CHECK_THAT(too_many.second, Contains("exceeds"));  // the text limit (30,000 characters) before the sentence limit
+  // HTML with unclosed and nested tags: translated around the markup.
+  const json html = translate(
+      server,
+      {{"q", "<div><p>kan <b>ton<i>rin</b></div><span"}, {"source", "auto"}, {"target", "it"}, {"format", "html"}});
+  const std::string text = html["translatedText"];
+  CHECK(text.rfind("<div><p>", 0) == 0);
+  CHECK_THAT(text, Contains("<b>"));
+  CHECK_THAT(text, Contains("</div><span"));
+  CHECK(html["detectedLanguage"]["language"] == "en");
+  // Still serving.
+  auto health = client.Get("/health");
+  REQUIRE(health);
+  CHECK(health->status == 200);
+  CHECK(server.stop() == 0);
+}
+
+TEST_CASE("attn-serve: SIGTERM answers the requests in flight and exits 0", "[cli][serve]") {
+  TempDir dir;
+  // A long wait for a batch to fill keeps the request in flight when the signal comes.
+  Server server(dir, {"--max-batch-wait-ms", "1500"});
+  std::optional<int> status;
+  std::thread client_thread([&] {
+    auto res = server.client().Post("/translate", json{{"q", "kan ton"}, {"source", "en"}, {"target", "it"}}.dump(),
+                                    "application/json");
+    if (res) status = res->status;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  CHECK(server.stop() == 0);
+  client_thread.join();
+  CHECK(status == 200);
+  CHECK_THAT(server.log(), Contains("attn-serve stopped"));
+}
+
+TEST_CASE("attn-serve refuses a run without languages in one line", "[cli][serve]") {
+  TempDir dir;
+  const std::string config = write_tiny_setup(dir, {{"max_steps", 2}, {"valid_every", 2}});
+  REQUIRE(run_program(dir, "attn-train", "--config " + attn::testing::quoted(config)).exit_code == 0);
+  check_refused(run_program(dir, "attn-serve", "--model " + attn::testing::quoted(dir.file("run")) + " --port 0"),
+                "languages is not set and the training files' extensions name no language pair");
+}

@@ -1,0 +1,301 @@
+// The HTTP side in-process, over a fake backend (each sentence's words reversed): every
+// endpoint, every error path and the limits, with a real client on an ephemeral port.
+#include <atomic>
+#include <fstream>
+#include <httplib.h>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "serve/http_server.h"
+#include "temp_dir.h"
+
+using namespace attn::serve;
+using Catch::Contains;
+using nlohmann::json;
+
+namespace {
+
+class ReversingBackend : public BatchBackend {
+ public:
+  std::vector<std::vector<int32_t>> encode(const std::vector<std::string>& texts) override {
+    std::vector<std::vector<int32_t>> out;
+    for (const std::string& text : texts) {
+      out.push_back({int32_t(sources.size())});  // an id that names the text
+      std::lock_guard<std::mutex> lock(mutex);
+      sources.push_back(text);
+    }
+    return out;
+  }
+  std::vector<SentenceResult> decode(const std::vector<const std::vector<int32_t>*>& sentences, int nbest) override {
+    if (delay.count() > 0) std::this_thread::sleep_for(delay);
+    std::vector<SentenceResult> results;
+    for (const auto* sentence : sentences) {
+      std::string text;
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        text = sources.at(size_t(sentence->front()));
+      }
+      SentenceResult result;
+      for (int k = 0; k < nbest; ++k) {
+        std::string reversed(text.rbegin(), text.rend());
+        result.texts.push_back(k == 0 ? reversed : reversed + " (" + std::to_string(k) + ")");
+        attn::decode::Hypothesis hypothesis;
+        hypothesis.tokens = {1, 2};
+        hypothesis.score = -float(k) - 0.5f;
+        result.hypotheses.push_back(hypothesis);
+      }
+      results.push_back(result);
+    }
+    return results;
+  }
+  std::mutex mutex;
+  std::vector<std::string> sources;
+  std::chrono::milliseconds delay{0};
+};
+
+// A server on 127.0.0.1:<any free port>, listening on a thread of its own.
+struct RunningServer {
+  explicit RunningServer(ServerOptions options, bool ready = true) : server(with_any_port(options)) {
+    port = server.bind();
+    thread = std::thread([this] { server.listen(); });
+    if (ready) server.set_backend(backend, {{"en", "it"}, 3, "fake"});
+  }
+  ~RunningServer() {
+    server.stop();
+    thread.join();
+    server.close();
+  }
+  static ServerOptions with_any_port(ServerOptions options) {
+    options.port = 0;
+    return options;
+  }
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", port);
+    c.set_read_timeout(10, 0);
+    return c;
+  }
+  ReversingBackend backend;
+  HttpServer server;
+  int port = 0;
+  std::thread thread;
+};
+
+ServerOptions small_limits() {
+  ServerOptions options;
+  options.queue.batch_size = 4;
+  options.queue.max_wait = std::chrono::milliseconds(2);
+  options.limits = {100, 5};
+  options.max_body_bytes = 4096;
+  return options;
+}
+
+json post_json(httplib::Client& client, const std::string& path, const json& body, int expected_status) {
+  auto res = client.Post(path.c_str(), body.dump(), "application/json");
+  REQUIRE(res);
+  INFO(res->body);
+  CHECK(res->status == expected_status);
+  CHECK(res->get_header_value("Content-Type") == "application/json");
+  return json::parse(res->body);
+}
+
+}  // namespace
+
+TEST_CASE("LibreTranslate's /translate: strings, arrays, auto, html, alternatives", "[serve][http]") {
+  RunningServer running(small_limits());
+  auto client = running.client();
+  CHECK(post_json(client, "/translate", {{"q", "abc"}, {"source", "en"}, {"target", "it"}}, 200) ==
+        json{{"translatedText", "cba"}});
+  CHECK(post_json(client, "/translate", {{"q", {"ab", "x\n yz"}}, {"source", "en"}, {"target", "it"}}, 200) ==
+        json{{"translatedText", {"ba", "x\n zy"}}});
+  const json detected = post_json(client, "/translate", {{"q", "ab"}, {"source", "auto"}, {"target", "it"}}, 200);
+  CHECK(detected["detectedLanguage"] == json{{"confidence", 100.0}, {"language", "en"}});
+  CHECK(post_json(client, "/translate",
+                  {{"q", "<p>ab <b>cd</b></p>"}, {"source", "en"}, {"target", "it"}, {"format", "html"}},
+                  200)["translatedText"] == "<p>ba <b>dc</b></p>");
+  const json alternatives =
+      post_json(client, "/translate", {{"q", "ab"}, {"source", "en"}, {"target", "it"}, {"alternatives", 2}}, 200);
+  CHECK(alternatives["alternatives"] == json{"ba (1)", "ba (2)"});
+  // A form body, as LibreTranslate's own clients send it.
+  auto form = client.Post("/translate", "q=ab%20c&source=en&target=it", "application/x-www-form-urlencoded");
+  REQUIRE(form);
+  CHECK(form->status == 200);
+  CHECK(json::parse(form->body) == json{{"translatedText", "c ba"}});
+  // Multipart form data, as a browser's FormData sends it.
+  httplib::MultipartFormDataItems items = {{"q", "xy", "", ""}, {"source", "en", "", ""}, {"target", "it", "", ""}};
+  auto multipart = client.Post("/translate", items);
+  REQUIRE(multipart);
+  CHECK(json::parse(multipart->body) == json{{"translatedText", "yx"}});
+}
+
+TEST_CASE("/v1/translate: scores and n-best", "[serve][http]") {
+  RunningServer running(small_limits());
+  auto client = running.client();
+  const json answer = post_json(client, "/v1/translate", {{"q", {"ab", ""}}, {"nbest", 2}}, 200);
+  REQUIRE(answer["translations"].size() == 2);
+  const json& sentence = answer["translations"][0]["sentences"][0];
+  CHECK(sentence["text"] == "ba");
+  CHECK(sentence["score"] == -0.5);
+  CHECK(sentence["nbest"].size() == 2);
+  CHECK(sentence["nbest"][1]["text"] == "ba (1)");
+  CHECK(answer["translations"][1]["text"] == "");
+  CHECK(answer["source"] == "en");
+  CHECK_THAT(post_json(client, "/v1/translate", {{"q", "a"}, {"alignments", true}}, 400)["error"].get<std::string>(),
+             Contains("alignments are not available"));
+  CHECK_THAT(post_json(client, "/v1/translate", {{"q", "a"}, {"nbest", 4}}, 400)["error"].get<std::string>(),
+             Contains("beam 3"));
+}
+
+TEST_CASE("/languages, /frontend/settings, /health and /metrics", "[serve][http]") {
+  RunningServer running(small_limits());
+  auto client = running.client();
+  auto languages = client.Get("/languages");
+  REQUIRE(languages);
+  const json list = json::parse(languages->body);
+  CHECK(list[0] == json{{"code", "en"}, {"name", "English"}, {"targets", {"it"}}});
+  CHECK(list[1]["code"] == "it");
+  auto settings = client.Get("/frontend/settings");
+  REQUIRE(settings);
+  CHECK(json::parse(settings->body)["charLimit"] == 100);
+  CHECK(json::parse(settings->body)["keyRequired"] == false);
+  auto health = client.Get("/health");
+  REQUIRE(health);
+  CHECK(health->status == 200);
+  post_json(client, "/translate", {{"q", "abc"}, {"source", "en"}, {"target", "it"}}, 200);
+  post_json(client, "/translate", {{"q", "abc"}, {"source", "fr"}, {"target", "it"}}, 400);
+  auto metrics = client.Get("/metrics");
+  REQUIRE(metrics);
+  CHECK_THAT(metrics->body, Contains("attn_http_requests_total{endpoint=\"/translate\",status=\"200\"} 1"));
+  CHECK_THAT(metrics->body, Contains("attn_http_requests_total{endpoint=\"/translate\",status=\"400\"} 1"));
+  CHECK_THAT(metrics->body, Contains("attn_sentences_translated_total 1"));
+}
+
+TEST_CASE("before the model is ready: /health and the endpoints answer 503", "[serve][http]") {
+  RunningServer running(small_limits(), false);
+  auto client = running.client();
+  auto health = client.Get("/health");
+  REQUIRE(health);
+  CHECK(health->status == 503);
+  CHECK_THAT(post_json(client, "/translate", {{"q", "a"}, {"source", "en"}, {"target", "it"}}, 503)["error"]
+                 .get<std::string>(),
+             Contains("loading"));
+}
+
+TEST_CASE("every refusal is {\"error\"} with LibreTranslate's status", "[serve][http]") {
+  RunningServer running(small_limits());
+  auto client = running.client();
+  const auto error_of = [&](const std::string& body, const std::string& type, int status) {
+    auto res = client.Post("/translate", body, type.c_str());
+    REQUIRE(res);
+    INFO(body.substr(0, 200) << " -> " << res->body);
+    CHECK(res->status == status);
+    return json::parse(res->body).at("error").get<std::string>();
+  };
+  const std::string json_type = "application/json";
+  CHECK_THAT(error_of("{", json_type, 400), Contains("not valid JSON"));
+  CHECK_THAT(error_of("{\"q\": \"\xc3\x28\", \"source\": \"en\", \"target\": \"it\"}", json_type, 400),
+             Contains("not valid JSON"));
+  CHECK_THAT(error_of("{\"q\": {\"a\": 1}, \"source\": \"en\", \"target\": \"it\"}", json_type, 400),
+             Contains("q must be a string"));
+  CHECK(error_of("{\"q\": \"a\", \"source\": \"en\", \"target\": \"de\"}", json_type, 400) == "de is not supported");
+  CHECK_THAT(error_of(json{{"q", std::string(101, 'a')}, {"source", "en"}, {"target", "it"}}.dump(), json_type, 400),
+             Contains("exceeds text limit (100)"));
+  CHECK_THAT(error_of(json{{"q", "a\nb\nc\nd\ne\nf"}, {"source", "en"}, {"target", "it"}}.dump(), json_type, 400),
+             Contains("sentence limit (5)"));
+  CHECK_THAT(error_of(std::string(5000, ' '), json_type, 413), Contains("over 4096 bytes"));
+  CHECK_THAT(error_of(json{{"q", "a"}, {"source", "en"}, {"target", "it"}, {"alternatives", 3}}.dump(), json_type, 400),
+             Contains("needs a beam of at least 4"));
+  auto missing = client.Get("/nowhere");
+  REQUIRE(missing);
+  CHECK(missing->status == 404);
+  CHECK(json::parse(missing->body).contains("error"));
+}
+
+TEST_CASE("API keys (403) and the rate limit (429)", "[serve][http]") {
+  attn::testing::TempDir dir;
+  std::ofstream(dir.file("keys")) << "secret\n";
+  ServerOptions options = small_limits();
+  options.api_keys_file = dir.file("keys");
+  options.rate_limit = 2;
+  RunningServer running(options);
+  auto client = running.client();
+  const json request = {{"q", "ab"}, {"source", "en"}, {"target", "it"}};
+  CHECK_THAT(post_json(client, "/translate", request, 403)["error"].get<std::string>(), Contains("API key"));
+  json wrong = request;
+  wrong["api_key"] = "guess";
+  CHECK(post_json(client, "/translate", wrong, 403)["error"] == "Invalid API key");
+  auto form = client.Post("/translate", "q=ab&source=en&target=it&api_key=secret", "application/x-www-form-urlencoded");
+  REQUIRE(form);
+  CHECK(form->status == 200);
+  json keyed = request;
+  keyed["api_key"] = "secret";
+  post_json(client, "/translate", keyed, 200);
+  CHECK_THAT(post_json(client, "/translate", keyed, 429)["error"].get<std::string>(), Contains("Slowdown"));
+  CHECK(json::parse(client.Get("/frontend/settings")->body)["keyRequired"] == true);
+}
+
+TEST_CASE("a full queue answers 503 with Retry-After", "[serve][http]") {
+  ServerOptions options = small_limits();
+  options.queue.max_queue = 2;
+  options.queue.batch_size = 1;
+  RunningServer running(options);
+  running.backend.delay = std::chrono::milliseconds(300);
+  std::thread busy([&] {
+    auto client = running.client();
+    client.Post("/translate", json{{"q", "a\nb"}, {"source", "en"}, {"target", "it"}}.dump(), "application/json");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // a in its batch, b waiting
+  auto client = running.client();
+  auto res =
+      client.Post("/translate", json{{"q", "c\nd"}, {"source", "en"}, {"target", "it"}}.dump(), "application/json");
+  busy.join();
+  REQUIRE(res);
+  CHECK(res->status == 503);
+  CHECK(res->get_header_value("Retry-After") == "1");
+}
+
+TEST_CASE("200 concurrent connections all get their own answer", "[serve][http]") {
+  ServerOptions options = small_limits();
+  options.queue.batch_size = 16;
+  options.http_threads = 64;
+  RunningServer running(options);
+  std::atomic<int> correct{0};
+  std::vector<std::string> failures(200);
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 200; ++i)
+    clients.emplace_back([&, i] {
+      httplib::Client client("127.0.0.1", running.port);
+      client.set_read_timeout(30, 0);
+      client.set_connection_timeout(30, 0);
+      const std::string text = "s" + std::to_string(i);
+      auto res =
+          client.Post("/translate", json{{"q", text}, {"source", "en"}, {"target", "it"}}.dump(), "application/json");
+      if (res && res->status == 200 &&
+          json::parse(res->body)["translatedText"] == std::string(text.rbegin(), text.rend()))
+        ++correct;
+      else if (!res)
+        failures[i] = httplib::to_string(res.error());
+      else
+        failures[i] = std::to_string(res->status) + " " + res->body;
+    });
+  for (auto& client : clients) client.join();
+  for (const std::string& failure : failures)
+    if (!failure.empty()) FAIL_CHECK(failure);
+  CHECK(correct == 200);
+}
+
+TEST_CASE("stop() answers the requests already accepted", "[serve][http]") {
+  auto running = std::make_unique<RunningServer>(small_limits());
+  running->backend.delay = std::chrono::milliseconds(300);
+  std::optional<int> status;
+  std::thread client_thread([&] {
+    auto client = running->client();
+    auto res =
+        client.Post("/translate", json{{"q", "ab"}, {"source", "en"}, {"target", "it"}}.dump(), "application/json");
+    if (res) status = res->status;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  running.reset();  // stop, join, close
+  client_thread.join();
+  CHECK(status == 200);
+}

@@ -1,0 +1,80 @@
+#include <catch2/catch.hpp>
+
+#include "serve/translate_request.h"
+
+using namespace attn::serve;
+using Catch::Contains;
+using nlohmann::json;
+
+namespace {
+
+// The status and message of the HttpError `body` raises.
+std::pair<int, std::string> refusal(const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const HttpError& error) {
+    return {error.status(), error.what()};
+  }
+  return {0, ""};
+}
+
+}  // namespace
+
+TEST_CASE("LibreTranslate JSON requests", "[serve][request]") {
+  const TranslateRequest one = parse_translate_request(
+      json{{"q", "Hello"}, {"source", "auto"}, {"target", "it"}, {"format", "html"}, {"alternatives", 2}});
+  CHECK(one.q == std::vector<std::string>{"Hello"});
+  CHECK_FALSE(one.batch);
+  CHECK(one.source == "auto");
+  CHECK(one.format == TextFormat::html);
+  CHECK(one.alternatives == 2);
+  const TranslateRequest many = parse_translate_request(json{{"q", {"a", "b"}}, {"source", "en"}, {"target", "it"}});
+  CHECK(many.batch);
+  CHECK(many.q.size() == 2);
+  CHECK(many.format == TextFormat::text);
+}
+
+TEST_CASE("LibreTranslate form requests, as its clients send them", "[serve][request]") {
+  const json fields = body_fields("q=Hello+world%21&source=en&target=it&api_key=k%201&alternatives=3",
+                                  "application/x-www-form-urlencoded; charset=utf-8");
+  const TranslateRequest request = parse_translate_request(fields);
+  CHECK(request.q == std::vector<std::string>{"Hello world!"});
+  CHECK(request.api_key == "k 1");
+  CHECK(request.alternatives == 3);
+}
+
+TEST_CASE("bad requests get 400 with LibreTranslate's messages", "[serve][request]") {
+  const auto translate = [](const json& fields) { return refusal([&] { parse_translate_request(fields); }); };
+  CHECK(translate(json{{"source", "en"}, {"target", "it"}}) ==
+        std::pair<int, std::string>{400, "Invalid request: missing q parameter"});
+  CHECK(translate(json{{"q", "x"}, {"target", "it"}}).second == "Invalid request: missing source parameter");
+  CHECK(translate(json{{"q", "x"}, {"source", "en"}}).second == "Invalid request: missing target parameter");
+  CHECK_THAT(translate(json{{"q", 5}, {"source", "en"}, {"target", "it"}}).second, Contains("q must be a string"));
+  CHECK_THAT(translate(json{{"q", {"a", 1}}, {"source", "en"}, {"target", "it"}}).second, Contains("array of strings"));
+  CHECK(translate(json{{"q", "x"}, {"source", "en"}, {"target", "it"}, {"format", "pdf"}}).second ==
+        "pdf format is not supported");
+  CHECK_THAT(translate(json{{"q", "x"}, {"source", "en"}, {"target", "it"}, {"alternatives", -1}}).second,
+             Contains("alternatives must be a whole number"));
+  CHECK_THAT(translate(json{{"q", "x"}, {"source", "en"}, {"target", "it"}, {"alternatives", "2x"}}).second,
+             Contains("alternatives must be a whole number"));
+  CHECK_THAT(translate(json{{"q", "x"}, {"source", 3}, {"target", "it"}}).second, Contains("source must be a string"));
+
+  CHECK_THAT(refusal([] { body_fields("{\"q\": ", "application/json"); }).second, Contains("not valid JSON"));
+  CHECK_THAT(refusal([] { body_fields("[1]", "application/json"); }).second, Contains("must be a JSON object"));
+  CHECK_THAT(refusal([] { body_fields("{\"q\": \"\xff\"}", "application/json"); }).second, Contains("not valid JSON"));
+  CHECK_THAT(refusal([] { body_fields("q=%FF", "application/x-www-form-urlencoded"); }).second, Contains("UTF-8"));
+  CHECK_THAT(refusal([] { body_fields(std::string(1000, '['), "application/json"); }).second, Contains("deeper"));
+  CHECK(refusal([] { body_fields("x", "image/png"); }).first == 400);
+  CHECK(refusal([] { parse_native_request(json{{"q", "x"}, {"alignments", true}}); }).second.find("alignments") == 0);
+  CHECK(refusal([] { parse_native_request(json{{"q", "x"}, {"nbest", 0}}); }).first == 400);
+}
+
+TEST_CASE("request limits count characters and sentences", "[serve][request]") {
+  const RequestLimits limits{5, 2};
+  CHECK_NOTHROW(check_text_size({"caf\xC3\xA9", "x"}, limits));  // 5 code points, 6 bytes
+  CHECK(refusal([&] { check_text_size({"abcdef"}, limits); }) ==
+        std::pair<int, std::string>{400, "Invalid request: request (6) exceeds text limit (5)"});
+  CHECK_NOTHROW(check_sentence_count(2, limits));
+  CHECK_THAT(refusal([&] { check_sentence_count(3, limits); }).second, Contains("sentence limit (2)"));
+  CHECK_NOTHROW(check_text_size({std::string(100000, 'a')}, RequestLimits{}));
+}
