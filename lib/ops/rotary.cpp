@@ -77,7 +77,7 @@ Tensor rotary(Tape& tape, const Tensor& x, int64_t first, double base) {
     y.set_requires_grad(true);
     tape.record([x = x.grad_only(), y = y.grad_only(), angles = std::move(angles), rows] {
       if (!y.has_grad() || !x.requires_grad()) return;
-      GradientOutput dx(x);  // dx (=|+=) R(-angle) dy
+      GradientOutput dx(x);         // dx (=|+=) R(-angle) dy
       Tensor target = dx.tensor();  // a handle: writes go to dx's buffer
       rotate_rows(static_cast<const float*>(y.grad().data()), target.data(), rows, angles, -1.f);
       dx.add_in();

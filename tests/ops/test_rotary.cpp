@@ -34,8 +34,8 @@ std::vector<double> reference_rotation(const Tensor& x, int64_t first) {
 Tensor row_of(const Tensor& x, int64_t row) {
   const auto values = x.to_vector();
   const int64_t width = x.dim(3);
-  return Tensor::from_vector({1, 1, 1, width}, std::vector<float>(values.begin() + row * width,
-                                                                  values.begin() + (row + 1) * width));
+  return Tensor::from_vector({1, 1, 1, width},
+                             std::vector<float>(values.begin() + row * width, values.begin() + (row + 1) * width));
 }
 
 double dot(const std::vector<float>& a, const std::vector<float>& b) {
