@@ -80,13 +80,19 @@ struct ChoiceNames<Norm> {
   static constexpr std::array table{std::pair{Norm::post, "post"}, std::pair{Norm::pre, "pre"}};
 };
 
-// model.transformer.positions: how a Transformer knows where a token is.
-enum class Positions { sinusoidal, learned };
+// model.transformer.positions: how a Transformer knows where a token is (layers/positions.h).
+enum class Positions { sinusoidal, learned, rotary, alibi };
 template <>
 struct ChoiceNames<Positions> {
   static constexpr std::array table{std::pair{Positions::sinusoidal, "sinusoidal"},
-                                    std::pair{Positions::learned, "learned"}};
+                                    std::pair{Positions::learned, "learned"}, std::pair{Positions::rotary, "rotary"},
+                                    std::pair{Positions::alibi, "alibi"}};
 };
+// Absolute schemes add rows of a (max_positions, D) table, which bounds the sequence length;
+// relative ones (rotary, ALiBi) act inside self-attention and have no table and no bound.
+constexpr bool has_position_table(Positions positions) {
+  return positions == Positions::sinusoidal || positions == Positions::learned;
+}
 
 // Elementwise activations (ops::activation). The FFN's model.transformer.activation takes
 // relu or gelu of them.

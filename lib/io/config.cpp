@@ -151,8 +151,9 @@ void Config::validate(const std::string& path) const {
   ATTN_CHECK(!model.shared_embeddings || vocab.joint, key("model.shared_embeddings"), " requires ", key("vocab.joint"),
              " = true (one vocabulary for both sides)");
   // A training pair holds up to max_len tokens plus BOS or EOS, and a batch pads it up to a
-  // multiple of train.pad_multiple; a fixed position table must cover both.
-  if (model.type == ModelType::transformer) {
+  // multiple of train.pad_multiple; a fixed position table must cover both (relative
+  // positions have no table).
+  if (model.type == ModelType::transformer && has_position_table(model.transformer.positions)) {
     // 64-bit: data.max_len may be INT_MAX.
     const int64_t positions = model.transformer.max_positions, max_len = data.max_len, pad = train.pad_multiple;
     ATTN_CHECK(positions >= max_len + 1, key("model.transformer.max_positions"), " (", positions,

@@ -102,8 +102,8 @@ struct TransformerConfig {
   double attention_dropout = 0.0;               // on the attention weights
   Activation activation = Activation::relu;     // relu | gelu
   Norm norm = Norm::post;                       // post (Vaswani et al.) | pre (with final norms)
-  Positions positions = Positions::sinusoidal;  // sinusoidal | learned
-  int max_positions = 256;                      // longest sequence the position table covers
+  Positions positions = Positions::sinusoidal;  // sinusoidal | learned | rotary | alibi
+  int max_positions = 256;                      // longest sequence the position table covers (not rotary, alibi)
 
   template <class V>
   void visit(V& v) {

@@ -1,6 +1,8 @@
 #include "layers/positions.h"
 
+#include "layers/alibi_positions.h"
 #include "layers/positional_encoding.h"
+#include "layers/rotary_positions.h"
 
 namespace attn::layers {
 
@@ -12,7 +14,9 @@ ops::AttentionBias PositionScheme::attention_bias() const { return {}; }
 
 const std::vector<PositionSchemeEntry>& position_schemes() {
   static const std::vector<PositionSchemeEntry> table{{Positions::sinusoidal, make_sinusoidal_positions},
-                                                      {Positions::learned, make_learned_positions}};
+                                                      {Positions::learned, make_learned_positions},
+                                                      {Positions::rotary, make_rotary_positions},
+                                                      {Positions::alibi, make_alibi_positions}};
   return table;
 }
 

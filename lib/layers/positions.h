@@ -4,10 +4,12 @@
 //   embed                the (B, T, D) embeddings of positions first .. first + T - 1 get position
 //                        information added (absolute schemes: sinusoidal, learned);
 //   rotate_queries_keys  each self-attention's q and k heads are transformed by their positions
-//                        (rotary would);
-//   attention_bias       a per-head additive bias on the self-attention scores (ALiBi would); the
-//                        model puts it into the encoder's and the decoder's self-attention masks,
-//                        where ops::attention places decoding steps at their cache offsets.
+//                        (rotary: layers/rotary_positions.h);
+//   attention_bias       a per-head additive bias on the self-attention scores (ALiBi:
+//                        layers/alibi_positions.h); the model puts it into the encoder's and the
+//                        decoder's self-attention masks, where ops::attention places decoding
+//                        steps at their cache offsets.
+// Cross-attention sees no scheme: its queries and keys are positions of different sequences.
 // position_schemes() is the one table Positions -> factory: a new scheme is one layer file with
 // its class and one row of that table (plus its value in core/choice.h's Positions).
 #include <memory>
@@ -26,7 +28,7 @@ class ParameterStore;
 namespace attn::layers {
 
 struct PositionSchemeOptions {
-  int64_t max_positions = 256;  // the most positions a sequence may use
+  int64_t max_positions = 256;  // the rows of an absolute scheme's table (has_position_table)
   int64_t width = 256;          // D
   int64_t heads = 4;            // H of every attention
 };

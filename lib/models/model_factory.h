@@ -20,13 +20,14 @@ const ModelFamily& model_family(const io::Config& config);
 std::unique_ptr<Seq2SeqModel> make_model(const io::Config& config, const VocabSizes& vocab);
 
 // The longest source or output, in tokens (eos included), that decoding gives a model built from
-// `config`: a Transformer's model.transformer.max_positions, its position table's size. An RNN
-// has no table; 4 x data.max_len keeps it near the lengths it was trained on, and keeps a
-// 100,000-character input line from running the quadratic decoder for hours.
+// `config`: a Transformer's model.transformer.max_positions, its position table's size. A model
+// without a table (an RNN, a Transformer with rotary or alibi positions) takes 4 x data.max_len
+// (models/model_family.h, tableless_sequence_length).
 int64_t max_sequence_length(const io::Config& config);
 
 // The most tokens per side (eos and padding included) a model built from `config` can hold at
-// all: a Transformer's model.transformer.max_positions; 0 for an RNN, which has no such limit.
+// all: a Transformer's model.transformer.max_positions; 0 for a model without a position table
+// (an RNN, a Transformer with rotary or alibi positions), which has no such limit.
 // Teacher-forced passes (validation loss, attention dumps) cut or skip at this length only.
 int64_t position_limit(const io::Config& config);
 

@@ -31,6 +31,12 @@ struct ModelFamily {
   int64_t (*schedule_width)(const io::Config& config);
 };
 
+// ModelFamily::max_sequence_length of a model without a position table (an RNN, a Transformer
+// with relative positions): 4 x data.max_len keeps decoding near the lengths the model was
+// trained on, and keeps a 100,000-character input line from running the quadratic decoder for
+// hours. The output's own limit comes from the source length (decode.max_len_ratio, max_len_extra).
+inline int64_t tableless_sequence_length(const io::Config& config) { return 4 * int64_t(config.data.max_len); }
+
 // ModelFamily::build for a Model constructed from (options, seed), with its options from
 // options_of(config, vocab).
 template <class Model, auto options_of>

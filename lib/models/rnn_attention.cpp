@@ -84,10 +84,10 @@ RnnAttentionOptions rnn_attention_options(const io::Config& config, const VocabS
 }
 
 ModelFamily rnn_attention_family() {
-  auto four_max_len = [](const io::Config& config) { return 4 * int64_t(config.data.max_len); };
   auto no_limit = [](const io::Config&) -> int64_t { return 0; };
   auto decoder_hidden = [](const io::Config& config) -> int64_t { return config.model.rnn.decoder_hidden; };
-  return {kFamily, build_model<RnnAttentionModel, rnn_attention_options>, four_max_len, no_limit, decoder_hidden};
+  return {kFamily, build_model<RnnAttentionModel, rnn_attention_options>, tableless_sequence_length, no_limit,
+          decoder_hidden};
 }
 
 RnnAttentionModel::RnnAttentionModel(const RnnAttentionOptions& options, uint64_t seed)

@@ -54,9 +54,16 @@ TransformerOptions transformer_options(const io::Config& config, const VocabSize
 }
 
 ModelFamily transformer_family() {
-  auto max_positions = [](const io::Config& config) -> int64_t { return config.model.transformer.max_positions; };
+  auto max_sequence_length = [](const io::Config& config) -> int64_t {
+    const io::TransformerConfig& t = config.model.transformer;
+    return has_position_table(t.positions) ? int64_t(t.max_positions) : tableless_sequence_length(config);
+  };
+  auto position_limit = [](const io::Config& config) -> int64_t {
+    const io::TransformerConfig& t = config.model.transformer;
+    return has_position_table(t.positions) ? int64_t(t.max_positions) : 0;
+  };
   auto d_model = [](const io::Config& config) -> int64_t { return config.model.transformer.d_model; };
-  return {kFamily, build_model<TransformerModel, transformer_options>, max_positions, max_positions, d_model};
+  return {kFamily, build_model<TransformerModel, transformer_options>, max_sequence_length, position_limit, d_model};
 }
 
 TransformerModel::TransformerModel(const TransformerOptions& options, uint64_t seed)

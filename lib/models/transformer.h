@@ -1,5 +1,5 @@
 #pragma once
-// The Transformer encoder-decoder (Vaswani et al. 2017): token embedding * sqrt(D) + positions,
+// The Transformer encoder-decoder (Vaswani et al. 2017): token embedding * sqrt(D) (+ positions),
 // N encoder layers (self-attention, FFN), M decoder layers (causal self-attention,
 // cross-attention, FFN), output projection (tied to the target embedding as an option).
 // Incremental decoding keeps each decoder layer's keys and values (TransformerState).
@@ -22,15 +22,17 @@ struct TransformerOptions : TokenEmbeddingOptions {
   layers::TransformerLayerOptions layer;
   int encoder_layers = 3;
   int decoder_layers = 3;
-  int64_t max_positions = 256;
-  Positions positions{};  // the scheme (layers::position_schemes()); {} is the first, sinusoidal
+  int64_t max_positions = 256;  // the table's rows (sinusoidal, learned); unused by rotary, alibi
+  Positions positions{};        // the scheme (layers::position_schemes()); {} is the first, sinusoidal
 };
 
 // The options of model.transformer and the model-wide embedding keys, for `vocab`.
 TransformerOptions transformer_options(const io::Config& config, const VocabSizes& vocab);
-// Its entry in the family table: model.type "transformer"; the longest sequence and the
-// position limit are model.transformer.max_positions (the position table's size), the schedule
-// width is d_model.
+// Its entry in the family table: model.type "transformer"; with a position table (sinusoidal,
+// learned) the longest sequence and the position limit are model.transformer.max_positions
+// (the table's size); with relative positions (rotary, alibi) there is no position limit and
+// decoding takes up to 4 x data.max_len tokens (tableless_sequence_length), as an RNN does. The
+// schedule width is d_model.
 ModelFamily transformer_family();
 
 class TransformerModel : public Seq2SeqModel {

@@ -31,6 +31,8 @@ Dims check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Atten
              to_string(q.shape()), ", k ", to_string(k.shape()));
   ATTN_CHECK(!mask.bias || dims.queries <= dims.keys, "attention: a bias needs Tq <= Tk, got q ", to_string(q.shape()),
              ", k ", to_string(k.shape()));
+  ATTN_CHECK(!mask.bias || static_cast<int64_t>(mask.bias.slopes.size()) == dims.heads,
+             "attention: ", mask.bias.slopes.size(), " bias slopes for H=", dims.heads, " heads");
   ATTN_CHECK(mask.key_lengths.empty() || static_cast<int64_t>(mask.key_lengths.size()) == dims.batch,
              "attention: ", mask.key_lengths.size(), " key lengths for a batch of B=", dims.batch);
   for (int32_t length : mask.key_lengths) {
@@ -58,9 +60,11 @@ void masked_softmax(Tensor& scores, const Dims& dims, const AttentionMask& mask)
     float* row = values + r * dims.keys;
     int64_t query = r % dims.queries;
     int64_t visible = visible_keys(dims, mask, r / (dims.heads * dims.queries), query);
-    if (mask.bias) {
-      int64_t head = (r / dims.queries) % dims.heads, position = query + (dims.keys - dims.queries);
-      for (int64_t j = 0; j < visible; ++j) row[j] += mask.bias(head, position, j);
+    if (mask.bias) {  // A = -slope |i - j|, the row's query at position i = query + Tk - Tq
+      const float slope = mask.bias.slopes[size_t((r / dims.queries) % dims.heads)];
+      const float position = float(query + (dims.keys - dims.queries));
+#pragma omp simd
+      for (int64_t j = 0; j < visible; ++j) row[j] -= slope * std::fabs(position - float(j));
     }
     for (int64_t j = visible; j < dims.keys; ++j) row[j] += kMaskValue;
     float max = *std::max_element(row, row + dims.keys);

@@ -9,9 +9,9 @@
 // M is kMaskValue (ops/masks.h) where a key is hidden and 0 elsewhere, so hidden keys get a
 // weight of exactly 0 (a row with every key hidden stays finite instead of turning into NaN).
 // A is the mask's optional per-head additive bias over the visible keys (ALiBi's distance
-// penalty); it is a constant, so the backward is softmax's whatever A is.
+// penalty); it is a constant, so the backward is softmax's whatever A is, and A gets no gradient.
 #include <cstdint>
-#include <functional>
+#include <cstdlib>
 #include <utility>
 #include <vector>
 
@@ -22,8 +22,19 @@
 
 namespace attn::ops {
 
-// A(head, query position, key position), added to the scaled score of a visible key.
-using AttentionBias = std::function<float(int64_t head, int64_t query_position, int64_t key_position)>;
+// A(head, query position i, key position j) = -slopes[head] * |i - j|, added to the scaled score
+// of a visible key: ALiBi's linear distance penalty (Press et al. 2022), one slope per head.
+// Under a causal mask the visible keys have j <= i, so it is the paper's -m (i - j); without
+// one (the encoder) it is the same penalty on both sides. Held as slopes, not as a function of
+// (head, i, j), so that the softmax adds it with one vectorised multiply per score.
+struct AttentionBias {
+  std::vector<float> slopes;  // (H); empty: no bias
+
+  explicit operator bool() const { return !slopes.empty(); }
+  float operator()(int64_t head, int64_t query_position, int64_t key_position) const {
+    return -slopes[size_t(head)] * float(std::abs(query_position - key_position));
+  }
+};
 
 // Which keys each query sees, and what is added to their scores: built once per batch (encoder
 // self-attention, decoder self-attention, cross-attention) and handed down as one value.

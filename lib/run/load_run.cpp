@@ -39,6 +39,7 @@ LoadedRun load_run(const std::string& dir, const std::string& checkpoint_path, s
   }
   io::Checkpoint checkpoint = io::load_checkpoint(run.checkpoint);
   check_checkpoint_vocabulary(checkpoint.path, checkpoint.metadata, run.vocab->digests);
+  check_checkpoint_model(checkpoint.path, checkpoint.metadata, run.config);
   io::load_parameters(checkpoint, run.model->parameters());
   run.precision = set_decoding_precision(
       *run.model, precision.value_or(io::is_quantized(checkpoint.metadata) ? Precision::int8 : Precision::f32));

@@ -117,4 +117,21 @@ void check_checkpoint_vocabulary(const std::string& checkpoint, const std::map<s
   }
 }
 
+void check_checkpoint_model(const std::string& checkpoint, const std::map<std::string, std::string>& metadata,
+                            const io::Config& config) {
+  if (config.model.type != ModelType::transformer) return;
+  auto found = metadata.find("config");
+  if (found == metadata.end()) return;  // saved without its config
+  const nlohmann::json recorded = nlohmann::json::parse(found->second, nullptr, false);
+  if (!recorded.is_object()) return;
+  const nlohmann::json current = io::config_to_json(config);
+  for (const std::string key : {"positions", "activation"}) {
+    const nlohmann::json::json_pointer pointer("/model/transformer/" + key);
+    if (!recorded.contains(pointer) || !current.contains(pointer)) continue;
+    const std::string was = recorded.at(pointer).dump(), is = current.at(pointer).dump();
+    ATTN_CHECK(was == is, checkpoint, " was trained with model.transformer.", key, " ", was, " but the config has ", is,
+               ": its parameters mean something else under another value; set model.transformer.", key, " to ", was);
+  }
+}
+
 }  // namespace attn::run

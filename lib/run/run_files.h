@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "data/vocab.h"
+#include "io/config.h"
 
 namespace attn::run {
 
@@ -73,5 +74,13 @@ void check_vocab_record(const RunPaths& paths, const VocabDigests& recorded, con
 // `digests` (a vocabulary replaced since it was saved); a checkpoint without a record passes.
 void check_checkpoint_vocabulary(const std::string& checkpoint, const std::map<std::string, std::string>& metadata,
                                  const VocabDigests& digests);
+
+// Throws naming the checkpoint when the config it records (metadata "config") sets a Transformer
+// choice that changes what the parameters mean without changing their names or shapes to
+// another value than `config` does: model.transformer.positions (sinusoidal, rotary and alibi
+// models have the same parameters) and model.transformer.activation. A checkpoint without a
+// record, or of another family, passes.
+void check_checkpoint_model(const std::string& checkpoint, const std::map<std::string, std::string>& metadata,
+                            const io::Config& config);
 
 }  // namespace attn::run

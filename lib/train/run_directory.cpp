@@ -157,8 +157,9 @@ run::Vocabularies resumed_vocabularies(const io::Config& config, const run::RunP
   run::Vocabularies vocab = run::load_vocabularies(paths);
   std::optional<run::VocabDigests> record = run::read_vocab_record(paths);
   if (record) run::check_vocab_record(paths, *record, vocab.digests);
-  run::check_checkpoint_vocabulary(paths.last_checkpoint, io::read_safetensors_metadata(paths.last_checkpoint),
-                                   vocab.digests);
+  const std::map<std::string, std::string> metadata = io::read_safetensors_metadata(paths.last_checkpoint);
+  run::check_checkpoint_vocabulary(paths.last_checkpoint, metadata, vocab.digests);
+  run::check_checkpoint_model(paths.last_checkpoint, metadata, config);  // before config.json is rewritten
   check_vocab_sizes(config, paths, vocab);  // the run's own vocabulary, with vocab.size changed by --set
   io::write_file_atomically(paths.config, io::config_to_string(config) + "\n");
   if (!record) run::write_vocab_record(paths, vocab.digests);  // a run from before the record: from now on

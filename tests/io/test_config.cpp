@@ -217,8 +217,21 @@ TEST_CASE("validation names the out-of-range key and value", "[io][config]") {
   CHECK(error_of_json({{"languages", {{"source", "pt-BR"}, {"target", "it"}}}}).empty());
   CHECK_THAT(error_of_json({{"data", {{"max_len", 300}}}}),
              Contains("model.transformer.max_positions (256) must be >="));
-  // The same long data is fine for an RNN, which has no position table.
+  // The same long data is fine for an RNN, which has no position table, and for relative positions.
   CHECK(config_from_json({{"data", {{"max_len", 300}}}, {"model", {{"type", "rnn"}}}}).data.max_len == 300);
+  for (const char* relative : {"rotary", "alibi"})
+    CHECK(config_from_json({{"data", {{"max_len", 300}}}, {"model", {{"transformer", {{"positions", relative}}}}}})
+              .data.max_len == 300);
+}
+
+TEST_CASE("model.transformer.positions takes every scheme and names them all when it is unknown", "[io][config]") {
+  CHECK(config_from_json({{"model", {{"transformer", {{"positions", "rotary"}}}}}}).model.transformer.positions ==
+        Positions::rotary);
+  CHECK(config_from_json({{"model", {{"transformer", {{"positions", "alibi"}}}}}}).model.transformer.positions ==
+        Positions::alibi);
+  CHECK(error_of_json({{"model", {{"transformer", {{"positions", "relative"}}}}}}) ==
+        "model.transformer.positions must be one of \"sinusoidal\", \"learned\", \"rotary\", \"alibi\"; got "
+        "\"relative\"");
 }
 
 TEST_CASE("load_config prefixes errors with the file and applies overrides", "[io][config]") {

@@ -6,6 +6,7 @@
 
 #include "core/parameter_store.h"
 #include "grad_check.h"
+#include "layers/alibi_positions.h"
 #include "layers/positional_encoding.h"
 #include "layers/transformer_layers.h"
 
@@ -22,10 +23,7 @@ class ScalingAlibi : public layers::PositionScheme {
     q = scaled(q, first);
     k = scaled(k, first);
   }
-  ops::AttentionBias attention_bias() const override {
-    return
-        [](int64_t head, int64_t query, int64_t key) { return -std::ldexp(1.f, -int(head + 1)) * float(query - key); };
-  }
+  ops::AttentionBias attention_bias() const override { return {{0.5f, 0.25f}}; }
 
  private:
   // x (B, H, T, Dh): row t times 1 + (first + t) / 4.
@@ -70,6 +68,39 @@ TEST_CASE("the position schemes table builds every model.transformer.positions n
   CHECK_THROWS_WITH(sinusoidal->embed(tape, zeros, 4), Catch::Contains("max_positions"));
   CHECK(!sinusoidal->attention_bias());
   CHECK(!learned->attention_bias());
+
+  // The relative schemes have no table and no parameters; ALiBi's bias has a slope per head.
+  const size_t parameters = store.parameters().size();
+  ParameterStore relative(1);
+  auto rotary = layers::make_position_scheme(Positions::rotary, relative, "positions", options);
+  auto alibi = layers::make_position_scheme(Positions::alibi, relative, "positions", options);
+  CHECK(relative.parameters().empty());
+  CHECK(store.parameters().size() == parameters);
+  CHECK(!rotary->attention_bias());
+  CHECK(alibi->attention_bias().slopes == layers::alibi_slopes(2));
+  for (const auto& scheme : {rotary.get(), alibi.get()}) {
+    auto far = scheme->embed(tape, zeros, 1000).to_vector();  // no table, no limit: nothing added
+    CHECK(far == zeros.to_vector());
+  }
+}
+
+TEST_CASE("ALiBi's slopes follow the paper's rule for any number of heads", "[layers][positions]") {
+  // Powers of two: 2^(-8 (h + 1) / H).
+  CHECK(layers::alibi_slopes(1) == std::vector<float>{1.f / 256});
+  CHECK(layers::alibi_slopes(2) == std::vector<float>{1.f / 16, 1.f / 256});
+  CHECK(layers::alibi_slopes(4) == std::vector<float>{1.f / 4, 1.f / 16, 1.f / 64, 1.f / 256});
+  const std::vector<float> eight = layers::alibi_slopes(8);
+  REQUIRE(eight.size() == 8);
+  for (int h = 0; h < 8; ++h) CHECK(eight[h] == std::ldexp(1.f, -(h + 1)));
+  // Others: the 4 slopes of 4 heads, then 2^-1 and 2^-3 of 8 heads' (the ones 4 heads lack).
+  CHECK(layers::alibi_slopes(6) == std::vector<float>{1.f / 4, 1.f / 16, 1.f / 64, 1.f / 256, 1.f / 2, 1.f / 8});
+  CHECK(layers::alibi_slopes(3) == std::vector<float>{1.f / 16, 1.f / 256, 1.f / 4});
+}
+
+TEST_CASE("rotary positions need an even head width", "[layers][positions]") {
+  ParameterStore store(1);
+  CHECK_THROWS_WITH(layers::make_position_scheme(Positions::rotary, store, "positions", {8, 6, 2}),
+                    Catch::Contains("head width d_model / heads = 6 / 2 = 3 must be even"));
 }
 
 TEST_CASE("a decoder layer's steps equal its forward under a scheme acting inside attention", "[layers][positions]") {

@@ -97,6 +97,11 @@ TEST_CASE("each family's longest sequence - position limit and schedule width", 
   CHECK(models::max_sequence_length(config) == 128);  // the position table
   CHECK(models::position_limit(config) == 128);
   CHECK(models::schedule_width(config) == 64);  // d_model, as Vaswani et al.
+  for (Positions relative : {Positions::rotary, Positions::alibi}) {
+    config.model.transformer.positions = relative;  // no table: the RNN's bound, no limit
+    CHECK(models::max_sequence_length(config) == 4 * 30);
+    CHECK(models::position_limit(config) == 0);
+  }
   config.model.type = ModelType::rnn;
   CHECK(models::max_sequence_length(config) == 4 * 30);
   CHECK(models::position_limit(config) == 0);   // none

@@ -18,6 +18,11 @@ TEST_CASE("transformer gradients match finite differences through the whole mode
     options.shared_embeddings = false;
     options.tied_embeddings = false;
   }
+  SECTION("rotary positions") { options.positions = Positions::rotary; }
+  SECTION("alibi positions, pre-norm") {
+    options.positions = Positions::alibi;
+    options.layer.pre_norm = true;
+  }
   auto model = std::make_unique<models::TransformerModel>(options, 3);
   auto examples = attn::testing::make_examples({{{4, 5}, {6, 7}}, {{8}, {9, 10, 4}}});
   std::vector<std::string> mismatches =

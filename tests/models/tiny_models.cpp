@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "layers/positions.h"
 #include "layers/recurrent_cell.h"
 #include "models/model_factory.h"
 #include "models/sequence_loss.h"
@@ -30,7 +31,10 @@ std::vector<std::string> recurrent_cell_names() {
 }
 
 std::vector<TinyModelKind> tiny_model_kinds() {
-  std::vector<TinyModelKind> kinds = {{"transformer", ModelType::transformer, CellType::gru}};
+  std::vector<TinyModelKind> kinds;
+  for (const auto& scheme : layers::position_schemes())
+    kinds.push_back({"transformer " + std::string(choice_name(scheme.positions)), ModelType::transformer, CellType::gru,
+                     scheme.positions});
   for (const auto& cell : layers::recurrent_cell_kinds())
     kinds.push_back({"rnn " + std::string(choice_name(cell.type)), ModelType::rnn, cell.type});
   return kinds;
@@ -47,6 +51,7 @@ io::Config tiny_model_config(const TinyModelKind& kind, uint64_t seed) {
   transformer.encoder_layers = transformer.decoder_layers = 1;
   transformer.dropout = 0.0;
   transformer.max_positions = 64;
+  transformer.positions = kind.positions;
   io::RnnConfig& rnn = config.model.rnn;
   rnn.cell = kind.cell;
   rnn.embedding_dim = 8;
@@ -61,9 +66,9 @@ std::unique_ptr<models::Seq2SeqModel> tiny_model(const TinyModelKind& kind, uint
   return models::make_model(tiny_model_config(kind, seed), {kTinyVocab, kTinyVocab});
 }
 
-models::TransformerOptions tiny_transformer_options() {
-  return models::transformer_options(tiny_model_config({"transformer", ModelType::transformer, CellType::gru}),
-                                     {kTinyVocab, kTinyVocab});
+models::TransformerOptions tiny_transformer_options(Positions positions) {
+  return models::transformer_options(
+      tiny_model_config({"transformer", ModelType::transformer, CellType::gru, positions}), {kTinyVocab, kTinyVocab});
 }
 
 std::unique_ptr<models::TransformerModel> tiny_transformer(uint64_t seed) {

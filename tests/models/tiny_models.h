@@ -16,11 +16,13 @@ namespace attn::testing {
 inline constexpr int64_t kTinyVocab = 11;
 
 // The tiny model of each kind the shared invariant tests run on (test_model_invariants.cpp):
-// every family, and the RNN with every registered recurrent cell.
+// every family, the Transformer with every position scheme, and the RNN with every registered
+// recurrent cell.
 struct TinyModelKind {
-  std::string label;  // "transformer", "rnn gru", "rnn lstm"
+  std::string label;  // "transformer sinusoidal", ..., "rnn gru", "rnn lstm"
   ModelType type;
-  CellType cell;  // model.rnn.cell (the RNN's)
+  CellType cell;                                // model.rnn.cell (the RNN's)
+  Positions positions = Positions::sinusoidal;  // model.transformer.positions (the Transformer's)
 };
 std::vector<TinyModelKind> tiny_model_kinds();
 // The name of every registered recurrent cell (layers/recurrent_cell.h), for Catch2 generators.
@@ -34,7 +36,7 @@ io::Config tiny_model_config(const TinyModelKind& kind, uint64_t seed = 3);
 std::unique_ptr<models::Seq2SeqModel> tiny_model(const TinyModelKind& kind, uint64_t seed = 3);
 
 // The options of the same tiny configs, for tests that build a family directly.
-models::TransformerOptions tiny_transformer_options();
+models::TransformerOptions tiny_transformer_options(Positions positions = Positions::sinusoidal);
 std::unique_ptr<models::TransformerModel> tiny_transformer(uint64_t seed = 3);
 models::RnnAttentionOptions tiny_rnn_options(const std::string& cell = "gru");
 std::unique_ptr<models::RnnAttentionModel> tiny_rnn(uint64_t seed = 3, const std::string& cell = "gru");

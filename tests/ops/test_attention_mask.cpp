@@ -1,4 +1,4 @@
-// ops::AttentionMask: key lengths, causality and a per-head bias, against a plain loop.
+// ops::AttentionMask: key lengths, causality and ALiBi's per-head bias, against a plain loop.
 #include <cmath>
 #include <vector>
 
@@ -13,9 +13,12 @@ using attn::testing::random_tensor;
 
 namespace {
 
-// ALiBi's bias: -slope_h * (query position - key position), slope_h = 2^-(h + 1).
-float alibi(int64_t head, int64_t query_position, int64_t key_position) {
-  return -std::ldexp(1.f, -int(head + 1)) * float(query_position - key_position);
+// ALiBi's bias for H heads, slope_h = 2^-(h + 1) (the layer's slopes are tested in
+// tests/layers/test_positions.cpp).
+ops::AttentionBias alibi(int64_t heads) {
+  ops::AttentionBias bias;
+  for (int64_t h = 0; h < heads; ++h) bias.slopes.push_back(std::ldexp(1.f, -int(h + 1)));
+  return bias;
 }
 
 struct Case {
@@ -23,7 +26,8 @@ struct Case {
   ops::AttentionMask mask;
 };
 
-// Plain double loop: s = q.k / sqrt(Dh) + bias(h, i + Tk - Tq, j) over the visible keys, softmax.
+// Plain double loop: s = q.k / sqrt(Dh) - slope_h |i - j| over the visible keys, the query at
+// position i = row + Tk - Tq; softmax.
 std::vector<double> reference_weights(const Case& c, const Tensor& q, const Tensor& k) {
   auto qv = q.to_vector(), kv = k.to_vector();
   std::vector<double> weights(c.batch * c.heads * c.queries * c.keys, 0.0);
@@ -39,7 +43,8 @@ std::vector<double> reference_weights(const Case& c, const Tensor& q, const Tens
           double dot = 0;
           for (int64_t e = 0; e < c.head_width; ++e)
             dot += double(qv[(bh * c.queries + i) * c.head_width + e]) * kv[(bh * c.keys + j) * c.head_width + e];
-          s[j] = dot / std::sqrt(double(c.head_width)) + (c.mask.bias ? c.mask.bias(h, position, j) : 0.0);
+          const double slope = c.mask.bias ? double(c.mask.bias.slopes[h]) : 0.0;
+          s[j] = dot / std::sqrt(double(c.head_width)) - slope * double(std::abs(position - j));
           max = std::max(max, s[j]);
         }
         for (int64_t j = 0; j < visible; ++j) sum += s[j] = std::exp(s[j] - max);
@@ -52,9 +57,10 @@ std::vector<Case> cases() {
   return {
       {2, 2, 3, 5, 4, ops::AttentionMask::padding({5, 3})},
       {2, 2, 4, 4, 4, {{4, 2}, true, {}}},
-      {2, 3, 4, 4, 4, {{4, 2}, true, alibi}},                   // decoder self-attention with padding
-      {1, 2, 2, 5, 4, ops::AttentionMask::causal_mask(alibi)},  // Tq < Tk: queries at a cache offset
-      {2, 2, 4, 4, 8, {{3, 4}, false, alibi}},                  // encoder self-attention
+      {2, 3, 4, 4, 4, {{4, 2}, true, alibi(3)}},                   // decoder self-attention with padding
+      {1, 2, 2, 5, 4, ops::AttentionMask::causal_mask(alibi(2))},  // Tq < Tk: queries at a cache offset
+      {2, 2, 4, 4, 8, {{3, 4}, false, alibi(2)}},                  // encoder self-attention: |i - j|
+      {1, 2, 3, 6, 4, {{}, false, alibi(2)}},                      // not causal at an offset: keys after the query
   };
 }
 
@@ -80,26 +86,27 @@ TEST_CASE("attention under a mask equals a plain loop - lengths - causality - bi
   }
 }
 
-TEST_CASE("an attention bias shifts the scores of a row by bias(head - query position - key position)",
+TEST_CASE("an attention bias shifts the scores of a row by -slope(head) |query position - key position|",
           "[ops][attention][mask]") {
   // q = 0: every score is 0, so a row's weights are softmax(bias) exactly.
-  const int64_t H = 2, Tq = 2, Tk = 3, Dh = 4;
+  const int64_t H = 2, Tq = 2, Tk = 5, Dh = 4;
   Tape tape;
   Tensor q = Tensor::zeros({1, H, Tq, Dh});
   Tensor k = random_tensor({1, H, Tk, Dh}, 5, 1.f, false);
   ops::AttentionOptions options;
-  options.mask.bias = [](int64_t head, int64_t query, int64_t key) { return float(head + 1) * float(query * key); };
+  options.mask.bias.slopes = {0.5f, 3.f};
   auto weights = ops::attention(tape, q, k, k, options).weights.to_vector();
   for (int64_t h = 0; h < H; ++h)
     for (int64_t i = 0; i < Tq; ++i) {
       int64_t position = i + Tk - Tq;  // the queries are the last Tq positions
       const float* row = weights.data() + (h * Tq + i) * Tk;
+      const double slope = options.mask.bias.slopes[h];
       for (int64_t j = 1; j < Tk; ++j)
-        CHECK(std::log(row[j] / row[0]) == Approx(double(h + 1) * double(position * j)).margin(1e-4));
+        CHECK(std::log(row[j] / row[0]) == Approx(-slope * double(std::abs(position - j) - position)).margin(1e-4));
     }
-  // A bias of 0 changes no bit.
+  // Slopes of 0 change no bit.
   auto plain = ops::attention(tape, k, k, k).weights.to_vector();
-  options.mask.bias = [](int64_t, int64_t, int64_t) { return 0.f; };
+  options.mask.bias.slopes = {0.f, 0.f};
   CHECK(ops::attention(tape, k, k, k, options).weights.to_vector() == plain);
 }
 
@@ -128,7 +135,7 @@ TEST_CASE("a decoding step over a KV cache gets the bias of its row in the full 
   Tensor k = random_tensor({B, H, T, Dh}, 31, 1.f, false);
   Tensor v = random_tensor({B, H, T, Dh}, 32, 1.f, false);
   ops::AttentionOptions options;
-  options.mask = ops::AttentionMask::causal_mask(alibi);
+  options.mask = ops::AttentionMask::causal_mask(alibi(H));
   auto full = ops::attention(tape, q, k, v, options);
   auto full_weights = full.weights.to_vector(), full_output = full.output.to_vector();
   auto qv = q.to_vector(), kv = k.to_vector(), vv = v.to_vector();
@@ -155,6 +162,14 @@ TEST_CASE("attention rejects a bias with more queries than keys", "[ops][attenti
   Tape tape;
   Tensor q = Tensor::zeros({1, 1, 3, 2}), k = Tensor::zeros({1, 1, 2, 2});
   ops::AttentionOptions options;
-  options.mask.bias = alibi;
+  options.mask.bias = alibi(1);
   CHECK_THROWS_WITH(ops::attention(tape, q, k, k, options), Catch::Contains("bias needs Tq <= Tk"));
+}
+
+TEST_CASE("attention rejects bias slopes that are not one per head", "[ops][attention][mask]") {
+  Tape tape;
+  Tensor q = Tensor::zeros({1, 2, 2, 2});
+  ops::AttentionOptions options;
+  options.mask.bias = alibi(3);
+  CHECK_THROWS_WITH(ops::attention(tape, q, q, q, options), Catch::Contains("3 bias slopes for H=2 heads"));
 }

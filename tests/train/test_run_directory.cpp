@@ -73,6 +73,20 @@ TEST_CASE("run::load_run names the tensors and shapes when the checkpoint does n
   CHECK_THAT(error, Catch::EndsWith("; and 1 more"));  // decoder.layers.0.ffn.fc2.weight
 }
 
+TEST_CASE("run::load_run refuses a checkpoint trained with other positions - whose parameters look the same",
+          "[train][run_directory][faults]") {
+  TinyRun run(kTwoSteps);
+  train_two_steps(run);  // sinusoidal
+  edit_config(run, [](json& config) { config["model"]["transformer"]["positions"] = "rotary"; });
+  CHECK(error_of_loading(run.run_dir) ==
+        run.last_checkpoint() +
+            " was trained with model.transformer.positions \"sinusoidal\" but the config has \"rotary\": its "
+            "parameters mean something else under another value; set model.transformer.positions to \"sinusoidal\"");
+  // Learned positions have a table the checkpoint lacks: the same refusal, before the tensors.
+  edit_config(run, [](json& config) { config["model"]["transformer"]["positions"] = "learned"; });
+  CHECK_THAT(error_of_loading(run.run_dir), Catch::Contains("set model.transformer.positions to \"sinusoidal\""));
+}
+
 TEST_CASE("run::load_run reports a truncated or foreign checkpoint - naming it", "[train][run_directory][faults]") {
   TinyRun run(kTwoSteps);
   train_two_steps(run);
