@@ -118,4 +118,5 @@ echo "| attn-serve, $clients clients, one sentence per request | $serve_rate sen
 echo "| latency idle (1 client), p50 / p99 | $(percentile 50% "$work/idle.txt") / $(percentile 99% "$work/idle.txt") ms |"
 echo "| latency under load ($clients clients), p50 / p99 | $(percentile 50% "$work/load.txt") / $(percentile 99% "$work/load.txt") ms |"
 echo "| attn-serve peak RSS | $peak_rss_mb MB |"
-echo "(precision $precision, beam ${beam:-the run's decode.beam}, $threads threads; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))"
+beam_used=${beam:-"the run's decode.beam"}
+echo "(precision $precision, beam $beam_used, $threads threads; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))"

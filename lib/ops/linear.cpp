@@ -9,24 +9,19 @@
 
 namespace attn::ops {
 
-namespace {
-
-// db += column sums of dy (M, N). The threads take blocks of columns, and each column is still
-// summed in row order, so the sums do not depend on the thread count.
-void add_column_sums(const Tensor& dy, const Tensor& bias_grad) {
+void add_column_sums(const float* dy, int64_t rows, int64_t cols, float* out) {
   constexpr int64_t kBlock = 64;
-  int64_t rows = dy.dim(0), cols = dy.dim(1);
-  const float* g = dy.data();
-  float* out = const_cast<Tensor&>(bias_grad).data();
 #pragma omp parallel for if (rows * cols > kParallelWork) schedule(static)
   for (int64_t first = 0; first < cols; first += kBlock) {
     int64_t last = std::min(cols, first + kBlock);
     for (int64_t i = 0; i < rows; ++i) {
 #pragma omp simd
-      for (int64_t j = first; j < last; ++j) out[j] += g[i * cols + j];
+      for (int64_t j = first; j < last; ++j) out[j] += dy[i * cols + j];
     }
   }
 }
+
+namespace {
 
 // dy *= 1[y > 0] in place: the backward of a ReLU the forward's matmul applied. y's gradient has
 // no reader but this backward, so it becomes the gradient of the pre-activation. A product, not a
@@ -74,7 +69,8 @@ void linear_backward(const LinearOperands& in, const Tensor& y) {
     GradientTarget dw = gradient_target(in.weight);
     gemm(dy_view.transposed(), MatrixView::of(in.x_values), dw.view, dw.options);
   }
-  if (in.bias.defined() && in.bias.requires_grad()) add_column_sums(dy, in.bias.grad());
+  if (in.bias.defined() && in.bias.requires_grad())
+    add_column_sums(dy.data(), dy.dim(0), dy.dim(1), in.bias.grad().data());
 }
 
 void check_fits(const Tensor& x, const Tensor& weight, const Tensor& bias) {

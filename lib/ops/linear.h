@@ -9,6 +9,11 @@
 
 namespace attn::ops {
 
+// out (N) += the column sums of dy (M, N), row-major: a bias's gradient. The threads take blocks
+// of columns and each column is summed in row order, so the sums do not depend on the thread
+// count.
+void add_column_sums(const float* dy, int64_t rows, int64_t cols, float* out);
+
 Tensor linear(Tape& tape, const Tensor& x, const Tensor& weight, const Tensor& bias);
 
 // The same with the form of `weight` its store prepared (core/matmul_weight.h): f32 is the

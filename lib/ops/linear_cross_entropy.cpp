@@ -8,6 +8,7 @@
 #include "core/fast_math.h"
 #include "core/parallel.h"
 #include "ops/gemm.h"
+#include "ops/linear.h"
 
 namespace attn::ops {
 
@@ -146,21 +147,6 @@ void softmax_minus_target(const MatrixView& logits, const Chunk& chunk, const st
   }
 }
 
-// db[chunk] += column sums of the chunk's gradient (N, C), each column in row order.
-void add_column_sums(const MatrixView& gradient, const Chunk& chunk, float* bias_grad) {
-  const float* g = static_cast<const float*>(gradient.data);
-  int64_t rows = gradient.rows(), count = chunk.count;
-  float* out = bias_grad + chunk.first;
-#pragma omp parallel for if (rows * count > kParallelWork) schedule(static)
-  for (int64_t first = 0; first < count; first += kColumnMultiple) {
-    int64_t last = std::min(count, first + kColumnMultiple);
-    for (int64_t i = 0; i < rows; ++i) {
-#pragma omp simd
-      for (int64_t j = first; j < last; ++j) out[j] += g[i * count + j];
-    }
-  }
-}
-
 struct Saved {
   Operands in;
   std::vector<int32_t> targets;
@@ -200,7 +186,9 @@ void backward(const Saved& saved, const Tensor& loss) {
     }
     if (want_weight)
       gemm(gradient.transposed(), MatrixView::of(in.x_values), dw.view.row_range(chunk.first, chunk.count), dw.options);
-    if (want_bias) add_column_sums(logits, chunk, in.bias.grad().data());
+    if (want_bias)
+      add_column_sums(static_cast<const float*>(logits.data), logits.rows(), chunk.count,
+                      in.bias.grad().data() + chunk.first);
   }
 }
 

@@ -115,7 +115,7 @@ std::vector<std::string> attn_translate(const TempDir& dir, const std::vector<st
 
 }  // namespace
 
-TEST_CASE("attn-serve translates as attn-translate does, one request or many", "[cli][serve]") {
+TEST_CASE("attn-serve translates as attn-translate does - one request or many", "[cli][serve]") {
   TempDir dir;
   const std::vector<std::string> lines = lines_to_translate(3);
   {  // One request of three lines: one batch, as attn-translate's batch of three.
@@ -146,7 +146,7 @@ TEST_CASE("attn-serve translates as attn-translate does, one request or many", "
   }
 }
 
-TEST_CASE("attn-serve: a LibreTranslate client's form request with api_key, and the keys' refusals", "[cli][serve]") {
+TEST_CASE("attn-serve: a LibreTranslate client's form request with api_key - and the keys' refusals", "[cli][serve]") {
   TempDir dir;
   std::ofstream(dir.file("keys")) << "# clients\nsecret-1\n";
   Server server(dir, {"--api-keys", dir.file("keys"), "--rate-limit", "1000"});

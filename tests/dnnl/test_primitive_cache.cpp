@@ -1,5 +1,6 @@
-#include <catch2/catch.hpp>
 #include <string>
+
+#include <catch2/catch.hpp>
 
 #include "dnnl/primitive_cache.h"
 
@@ -35,7 +36,7 @@ TEST_CASE("primitive cache: builds once per key and counts hits and misses", "[d
   CHECK(cache.hit_rate() == Approx(1.0 / 3.0));
 }
 
-TEST_CASE("primitive cache: holds at most its capacity, evicting the least recently used", "[dnnl]") {
+TEST_CASE("primitive cache: holds at most its capacity - evicting the least recently used", "[dnnl]") {
   PrimitiveCache cache(PrimitiveCache::kMinimumCapacity);
   const int capacity = int(cache.capacity());
   int builds = 0;

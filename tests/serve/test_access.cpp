@@ -9,7 +9,7 @@
 using namespace attn::serve;
 using Catch::Contains;
 
-TEST_CASE("API keys: one per line, comments and blank lines skipped", "[serve][access]") {
+TEST_CASE("API keys: one per line - comments and blank lines skipped", "[serve][access]") {
   attn::testing::TempDir dir;
   std::ofstream(dir.file("keys")) << "# keys\n  alpha \n\nbeta\r\n";
   CHECK(read_api_keys(dir.file("keys")) == std::set<std::string>{"alpha", "beta"});
@@ -20,7 +20,7 @@ TEST_CASE("API keys: one per line, comments and blank lines skipped", "[serve][a
   CHECK_THROWS_WITH(read_api_keys(dir.file("missing")), Contains("cannot read"));
 }
 
-TEST_CASE("rate limit: a burst of N per minute per client, refilled over the minute", "[serve][access]") {
+TEST_CASE("rate limit: a burst of N per minute per client - refilled over the minute", "[serve][access]") {
   RateLimiter limiter(3);
   const auto start = RateLimiter::Clock::now();
   for (int i = 0; i < 3; ++i) CHECK(limiter.allow("a", start));

@@ -101,7 +101,7 @@ json post_json(httplib::Client& client, const std::string& path, const json& bod
 
 }  // namespace
 
-TEST_CASE("LibreTranslate's /translate: strings, arrays, auto, html, alternatives", "[serve][http]") {
+TEST_CASE("LibreTranslate's /translate: strings - arrays - auto - html - alternatives", "[serve][http]") {
   RunningServer running(small_limits());
   auto client = running.client();
   CHECK(post_json(client, "/translate", {{"q", "abc"}, {"source", "en"}, {"target", "it"}}, 200) ==
@@ -146,7 +146,7 @@ TEST_CASE("/v1/translate: scores and n-best", "[serve][http]") {
              Contains("beam 3"));
 }
 
-TEST_CASE("/languages, /frontend/settings, /health and /metrics", "[serve][http]") {
+TEST_CASE("/languages - /frontend/settings - /health and /metrics", "[serve][http]") {
   RunningServer running(small_limits());
   auto client = running.client();
   auto languages = client.Get("/languages");

@@ -100,7 +100,7 @@ TEST_CASE("a batch takes the sentences closest in length to the oldest", "[serve
   CHECK(backend.batches[2] == std::vector<size_t>{3, 2});
 }
 
-TEST_CASE("a full queue refuses a request whole; a closed one refuses all", "[serve][queue]") {
+TEST_CASE("a full queue refuses a request whole - a closed one refuses all", "[serve][queue]") {
   FakeBackend backend;
   backend.delay = std::chrono::milliseconds(100);
   SentenceQueue queue({1, std::chrono::milliseconds(0), 3, 16}, backend);

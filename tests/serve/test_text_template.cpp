@@ -27,7 +27,7 @@ std::vector<std::string> reversed_words(const std::vector<std::string>& sentence
 
 }  // namespace
 
-TEST_CASE("plain text: one sentence per line, line breaks and edge spaces kept", "[serve][template]") {
+TEST_CASE("plain text: one sentence per line - line breaks and edge spaces kept", "[serve][template]") {
   const TextTemplate t = plain_text_template("  Hello world \n\nGood bye\r\n");
   CHECK(t.sentences == std::vector<std::string>{"Hello world", "Good bye"});
   CHECK(render(t, reversed_words(t.sentences)) == "  world Hello \n\nbye Good\r\n");
@@ -37,21 +37,21 @@ TEST_CASE("plain text: one sentence per line, line breaks and edge spaces kept",
   CHECK(render(blank, {}) == " \n ");
 }
 
-TEST_CASE("HTML: markup kept, text between tags translated", "[serve][template]") {
+TEST_CASE("HTML: markup kept - text between tags translated", "[serve][template]") {
   const TextTemplate t = html_template("<p class=\"a>b\">Hello <b>big world</b>!</p>");
   CHECK(t.sentences == std::vector<std::string>{"Hello", "big world", "!"});
   CHECK(t.pieces == std::vector<std::string>{"<p class=\"a>b\">", " <b>", "</b>", "</p>"});
   CHECK(render(t, reversed_words(t.sentences)) == "<p class=\"a>b\">Hello <b>world big</b>!</p>");
 }
 
-TEST_CASE("HTML: references decoded for the model, translations escaped", "[serve][template]") {
+TEST_CASE("HTML: references decoded for the model - translations escaped", "[serve][template]") {
   const TextTemplate t = html_template("<i>Tom &amp; Jerry&#33; caf&#xE9;\n  x &lt; y &bogus; &</i>");
   REQUIRE(t.sentences.size() == 1);
   CHECK(t.sentences[0] == "Tom & Jerry! caf\xC3\xA9 x < y &bogus; &");
   CHECK(render(t, {"a < b & c"}) == "<i>a &lt; b &amp; c</i>");
 }
 
-TEST_CASE("HTML: comments, script and style are markup; stray '<' is text", "[serve][template]") {
+TEST_CASE("HTML: comments - script and style are markup - stray '<' is text", "[serve][template]") {
   const TextTemplate t =
       html_template("<!-- note <b> --><script>var s = '<p>x</p>';</script><STYLE>p{}</STYLE>1 < 2<br/>");
   CHECK(t.sentences == std::vector<std::string>{"1 < 2"});

@@ -34,7 +34,7 @@ TEST_CASE("LibreTranslate JSON requests", "[serve][request]") {
   CHECK(many.format == TextFormat::text);
 }
 
-TEST_CASE("LibreTranslate form requests, as its clients send them", "[serve][request]") {
+TEST_CASE("LibreTranslate form requests - as its clients send them", "[serve][request]") {
   const json fields = body_fields("q=Hello+world%21&source=en&target=it&api_key=k%201&alternatives=3",
                                   "application/x-www-form-urlencoded; charset=utf-8");
   const TranslateRequest request = parse_translate_request(fields);
