@@ -12,6 +12,7 @@
 #include "app_main.h"
 #include "core/stop_signal.h"
 #include "decode/translator.h"
+#include "ensemble_flags.h"
 #include "run/load_run.h"
 #include "run_defaults.h"
 #include "serve/http_server.h"
@@ -20,8 +21,7 @@
 namespace {
 
 struct Flags {
-  std::vector<std::string> model_dirs, checkpoints;
-  std::vector<float> weights;
+  attn::apps::EnsembleFlags ensemble;  // --model, --checkpoint, --weights
   std::string precision;
   int beam = 0, batch_size = 0, threads = 0;
   int max_batch_wait_ms = 5, read_timeout = 10, write_timeout = 10, request_timeout = 60;
@@ -34,8 +34,7 @@ int serve(Flags& flags) {
   const attn::StopSignalRouting stop_signals;
   attn::install_stop_handlers();
   std::signal(SIGPIPE, SIG_IGN);  // a client that hangs up is an error of its request, not the end
-  std::vector<std::string> model_dirs = flags.model_dirs;
-  if (model_dirs.empty()) model_dirs.push_back(attn::apps::resolve_model_dir(""));
+  const std::vector<std::string> model_dirs = flags.ensemble.resolved_model_dirs();
   // The languages before anything binds: a run without them fails at once.
   const std::string config_path = attn::run::run_paths(model_dirs.front(), true).config;
   const attn::io::Config config = attn::apps::run_config(model_dirs.front());
@@ -59,7 +58,7 @@ int serve(Flags& flags) {
   std::optional<attn::run::LoadedEnsemble> models;
   std::optional<attn::serve::TranslatorBackend> backend;
   try {
-    models.emplace(attn::run::load_ensemble(model_dirs, flags.checkpoints, flags.weights,
+    models.emplace(attn::run::load_ensemble(model_dirs, flags.ensemble.checkpoints, flags.ensemble.weights,
                                             attn::apps::precision_flag(flags.precision)));
     const attn::run::LoadedRun& run = models->first();
     std::vector<const attn::io::Config*> configs;
@@ -94,13 +93,7 @@ int main(int argc, char** argv) {
   attn::serve::ServerOptions& server = flags.server;
   server.limits.char_limit = 5000;  // LibreTranslate's public instance has a limit of this order
   server.limits.max_sentences = 1000;
-  app.add_option("--model", flags.model_dirs,
-                 "run directory (default: $ATTN_MODEL, else configs/en-it.json's output_dir, else runs/en-it); "
-                 "repeat it to serve an ensemble");
-  app.add_option("--checkpoint", flags.checkpoints,
-                 std::string(attn::apps::kCheckpointHelp) + "; with several --model, none or one per --model");
-  app.add_option("--weights", flags.weights, "with several --model: one weight per model (default: equal)")
-      ->check(attn::apps::number_check([](double value) { return value > 0; }, "above 0", ">0"));
+  attn::apps::add_ensemble_flags(app, flags.ensemble);
   app.add_option("--beam", flags.beam, "beam size; 1 = greedy (default: the run's decode.beam)")->check(at_least(1));
   app.add_option("--batch-size", flags.batch_size,
                  "sentences per batch, gathered across requests (default: decode.batch_size)")

@@ -22,6 +22,7 @@
 #include "app_main.h"
 #include "decode/translator.h"
 #include "dnnl/context.h"
+#include "ensemble_flags.h"
 #include "io/atomic_file.h"
 #include "io/line_reader.h"
 #include "run/load_run.h"
@@ -38,8 +39,7 @@ constexpr std::chrono::milliseconds kInputPause{30};
 constexpr std::chrono::milliseconds kWaitForever{-1};
 
 struct Flags {
-  std::vector<std::string> model_dirs, checkpoints;  // --checkpoint: none, or one per --model
-  std::vector<float> weights;
+  attn::apps::EnsembleFlags ensemble;  // --model, --checkpoint, --weights
   std::string input, output, subset, precision;
   int beam = 0, batch_size = 0, nbest = 0, threads = 0, min_length = 0, no_repeat_ngram = 0;
   float length_penalty = 0.f;
@@ -164,8 +164,7 @@ class Input {
 
 int translate(Flags& flags) {
   // Several --model: an ensemble, whose first run gives the vocabulary, settings and --subset.
-  std::vector<std::string> model_dirs = flags.model_dirs;
-  if (model_dirs.empty()) model_dirs.push_back(attn::apps::resolve_model_dir(""));
+  const std::vector<std::string> model_dirs = flags.ensemble.resolved_model_dirs();
   const std::string& model_dir = model_dirs.front();
   std::string input_path = flags.input;
   if (!flags.subset.empty())
@@ -174,8 +173,8 @@ int translate(Flags& flags) {
   Input input(input_path);
   Output output(flags.output);
 
-  const attn::run::LoadedEnsemble models = attn::run::load_ensemble(model_dirs, flags.checkpoints, flags.weights,
-                                                                    attn::apps::precision_flag(flags.precision));
+  const attn::run::LoadedEnsemble models = attn::run::load_ensemble(
+      model_dirs, flags.ensemble.checkpoints, flags.ensemble.weights, attn::apps::precision_flag(flags.precision));
   const attn::run::LoadedRun& run = models.first();
   attn::dnn::set_num_threads(flags.threads > 0 ? flags.threads : run.config.train.threads);
   const attn::decode::TranslateOptions options = translate_options(models, flags);
@@ -229,16 +228,7 @@ int main(int argc, char** argv) {
   CLI::App app{"attn-translate: translate text line by line with a trained attn model"};
   using attn::apps::at_least;
   Flags flags;
-  app.add_option("--model", flags.model_dirs,
-                 "run directory (default: $ATTN_MODEL, else configs/en-it.json's output_dir, else runs/en-it); "
-                 "repeat it to decode with an ensemble, which averages the models' log-probabilities");
-  app.add_option("--checkpoint", flags.checkpoints,
-                 std::string(attn::apps::kCheckpointHelp) +
-                     "; with several --model, none or one per --model in the same order ('' = that run's default)");
-  app.add_option("--weights", flags.weights,
-                 "with several --model: one weight per model for the average of their log-probabilities "
-                 "(default: equal)")
-      ->check(attn::apps::number_check([](double value) { return value > 0; }, "above 0", ">0"));
+  attn::apps::add_ensemble_flags(app, flags.ensemble);
   auto* input = app.add_option("--input", flags.input, "read this file (default: standard input)");
   app.add_option("--subset", flags.subset, "translate the run's dev or test set (data.valid_src / data.test_src)")
       ->check(CLI::IsMember({"dev", "test"}))
