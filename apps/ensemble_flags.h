@@ -2,9 +2,10 @@
 // The flags of a program that decodes with one trained run or an ensemble of several
 // (attn-translate, attn-serve): --model (repeatable), --checkpoint (none, or one per --model),
 // --weights (one per --model).
-#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "app_main.h"
 #include "run_defaults.h"

@@ -176,12 +176,14 @@ void SentenceQueue::decode(std::vector<Entry>& batch) {
   try {
     std::vector<SentenceResult> results = backend_.decode(sentences, batch.front().request->nbest_);
     int64_t target_tokens = 0;
+    for (const SentenceResult& result : results)
+      if (!result.hypotheses.empty()) target_tokens += int64_t(result.hypotheses.front().tokens.size());
+    // Counted before the answers go out: a client that reads /metrics after its answer sees its batch.
+    if (observer_) observer_->batch_decoded(int(batch.size()), source_tokens, target_tokens);
     for (size_t i = 0; i < batch.size(); ++i) {
-      if (!results[i].hypotheses.empty()) target_tokens += int64_t(results[i].hypotheses.front().tokens.size());
       results[i].source_tokens = int64_t(sentences[i]->size());
       batch[i].request->set(batch[i].index, std::move(results[i]));
     }
-    if (observer_) observer_->batch_decoded(int(batch.size()), source_tokens, target_tokens);
   } catch (...) {
     for (Entry& entry : batch) entry.request->fail(std::current_exception());
   }
