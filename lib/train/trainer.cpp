@@ -349,6 +349,9 @@ void TrainingRun::run() {
     } else {
       state_.nonfinite_in_a_row = 0;
     }
+    // Before the log record reads rss_mb, and on every rank: what batches and validation freed
+    // goes back to the kernel instead of holding the run's footprint at its high-water mark.
+    if (schedule_.log_at(state_.step)) release_free_memory();
     if (world_.is_root()) {
       report(stats);
       if (schedule_.validate_at(state_.step)) keep_going = validate();
