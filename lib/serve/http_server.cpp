@@ -311,7 +311,10 @@ int HttpServer::bind() {
     port = impl_->http.bind_to_any_port(o.host);
   else if (!impl_->http.bind_to_port(o.host, o.port))
     port = -1;
-  ATTN_CHECK(port > 0, "cannot listen on ", o.host, ":", o.port, errno ? std::string(": ") + std::strerror(errno) : "",
+  const int error = errno;
+  ATTN_CHECK(port > 0 || error != EADDRINUSE, "cannot listen on ", o.host, ":", o.port,
+             ": the port is in use by another process; choose another with --port (0: any free port)");
+  ATTN_CHECK(port > 0, "cannot listen on ", o.host, ":", o.port, error ? std::string(": ") + std::strerror(error) : "",
              " (--host, --port)");
   // listen() again on a listening socket only sets its backlog (Linux).
   if (impl_->listening_socket >= 0) ::listen(impl_->listening_socket, SOMAXCONN);

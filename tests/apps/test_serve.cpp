@@ -6,9 +6,12 @@
 #include <csignal>
 #include <fstream>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <regex>
 #include <string>
+#include <sys/socket.h>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -224,4 +227,25 @@ TEST_CASE("attn-serve refuses a run without languages in one line", "[cli][serve
   REQUIRE(run_program(dir, "attn-train", "--config " + attn::testing::quoted(config)).exit_code == 0);
   check_refused(run_program(dir, "attn-serve", "--model " + attn::testing::quoted(dir.file("run")) + " --port 0"),
                 "languages is not set and the training files' extensions name no language pair");
+}
+
+TEST_CASE("attn-serve on a port another process holds exits in one line naming it", "[cli][serve]") {
+  // The test holds a listening socket on an ephemeral 127.0.0.1 port.
+  const int held = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(held >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(bind(held, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0);
+  REQUIRE(listen(held, 1) == 0);
+  socklen_t length = sizeof(address);
+  REQUIRE(getsockname(held, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+  const std::string port = std::to_string(ntohs(address.sin_port));
+  TempDir dir;
+  const Result result =
+      run_program(dir, "attn-serve", "--model " + attn::testing::quoted(trained_run().run) + " --port " + port);
+  close(held);
+  check_refused(result, "127.0.0.1:" + port);
+  CHECK_THAT(result.err, Contains("--port"));
+  CHECK_THAT(result.err, Contains("in use by another process"));
 }
