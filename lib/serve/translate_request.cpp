@@ -245,7 +245,8 @@ json form_fields(std::string_view body) {
 
 json body_fields(std::string_view body, std::string_view content_type) {
   if (media_type_is(content_type, "application/x-www-form-urlencoded")) return form_fields(body);
-  // JSON: as application/json, and as the default (curl -d sends the form type only when asked).
+  // JSON: as application/json, and as the default (a client that names no type; curl -d names
+  // the form type, so JSON with curl needs -H 'Content-Type: application/json').
   if (!content_type.empty() && !media_type_is(content_type, "application/json") &&
       !media_type_is(content_type, "text/plain"))
     throw HttpError(400, "Invalid request: send application/json or application/x-www-form-urlencoded, not " +
