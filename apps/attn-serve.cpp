@@ -11,6 +11,7 @@
 
 #include "app_main.h"
 #include "core/stop_signal.h"
+#include "decode/alignment.h"
 #include "decode/translator.h"
 #include "ensemble_flags.h"
 #include "run/load_run.h"
@@ -27,6 +28,18 @@ struct Flags {
   int max_batch_wait_ms = 5, read_timeout = 10, write_timeout = 10, request_timeout = 60;
   attn::serve::ServerOptions server;
 };
+
+// What /v1/translate's alignments may read: one model's cross attention, as attn-translate
+// --alignments reads it (before the decoding thread starts: the model runs on one thread).
+void read_cross_attention(const attn::run::LoadedEnsemble& models, attn::serve::ModelInfo& info) {
+  if (models.runs.size() > 1) {
+    info.no_alignments = "alignments read one model's attention, and this server runs an ensemble of " +
+                         std::to_string(models.runs.size()) + " models";
+    return;
+  }
+  info.cross_attention = attn::decode::cross_attention_shape(models.model());
+  if (info.cross_attention.layers == 0) info.no_alignments = "the model has no cross attention to align with";
+}
 
 int serve(Flags& flags) {
   // First, before any other thread starts: every thread (HTTP, decoding, OpenMP) inherits the
@@ -69,7 +82,9 @@ int serve(Flags& flags) {
     options.search.nbest = 1;
     backend.emplace(models->model(), run.vocab->source, run.vocab->target, options,
                     flags.threads > 0 ? flags.threads : run.config.train.threads);
-    server.set_backend(*backend, {languages, options.search.beam, model_dirs.front()});
+    attn::serve::ModelInfo info{languages, options.search.beam, model_dirs.front(), {}, {}};
+    read_cross_attention(*models, info);
+    server.set_backend(*backend, info);
     spdlog::info("ready: {} -> {}, beam {}, batches of up to {} sentences, precision {}", languages.source,
                  languages.target, options.search.beam, options.batch_size, attn::choice_name(run.precision));
   } catch (...) {

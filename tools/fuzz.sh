@@ -3,7 +3,7 @@
 # Sanitizer + coverage) in build-fuzz/, then runs one target for SECONDS on its seed corpus.
 #
 # Usage: tools/fuzz.sh TARGET [SECONDS] [libFuzzer flags...]
-#   TARGET   fuzz_config | fuzz_checkpoint | fuzz_translate_input
+#   TARGET   fuzz_config | fuzz_checkpoint | fuzz_translate_input | fuzz_serve_request
 #   SECONDS  default 60
 #   JOBS=N   build with N jobs (default: all cores)
 #
@@ -32,8 +32,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DATTN_FUZZ=ON -DATTN_MPI=OFF \
-  -DATTN_BUILD_TESTS=OFF >/dev/null
+  -DATTN_BUILD_TESTS=OFF "${launcher[@]}" >/dev/null
 cmake --build build-fuzz -j "${JOBS:-$(nproc)}" --target "$target"
 
 mkdir -p "build-fuzz/corpus/$target" "build-fuzz/crashes/$target"

@@ -128,19 +128,59 @@ align::Links alignment_links(const SentenceAttention& sentence, const AlignmentE
   return align::word_links(align::hard_links(pieces, extraction.threshold), source, target);
 }
 
+std::vector<std::vector<align::Links>> nbest_alignments(
+    const models::Seq2SeqModel& model, const std::vector<Translation>& translations,
+    const std::vector<std::optional<AlignmentExtraction>>& extractions, const data::Vocab& source_vocab,
+    const data::Vocab& target_vocab, int batch_size) {
+  ATTN_CHECK(extractions.size() == translations.size(), "nbest_alignments: ", extractions.size(), " extractions for ",
+             translations.size(), " translations");
+  std::vector<std::vector<align::Links>> links(translations.size());
+  std::vector<std::pair<size_t, size_t>> owner;  // example -> (translation, hypothesis)
+  std::vector<data::Example> examples;
+  for (size_t i = 0; i < translations.size(); ++i) {
+    if (!extractions[i] || translations[i].source.empty()) continue;
+    links[i].resize(translations[i].nbest.size());
+    for (size_t k = 0; k < translations[i].nbest.size(); ++k) {
+      examples.push_back({translations[i].source, translations[i].nbest[k].tokens, int64_t(examples.size())});
+      owner.emplace_back(i, k);
+    }
+  }
+  collect_attention(model, examples, alignment_selection(), batch_size, [&](const SentenceAttention& sentence) {
+    const auto [i, k] = owner[size_t(sentence.index)];
+    links[i][k] = alignment_links(sentence, *extractions[i], source_vocab, target_vocab);
+  });
+  return links;
+}
+
 std::vector<align::Links> translation_alignments(const models::Seq2SeqModel& model,
                                                  const std::vector<Translation>& translations,
                                                  const AlignmentExtraction& extraction, const data::Vocab& source_vocab,
                                                  const data::Vocab& target_vocab, int batch_size) {
-  std::vector<data::Example> examples;
-  for (size_t i = 0; i < translations.size(); ++i)
-    if (!translations[i].nbest.empty() && !translations[i].source.empty())
-      examples.push_back({translations[i].source, translations[i].nbest.front().tokens, int64_t(i)});
-  std::vector<align::Links> links(translations.size());
-  collect_attention(model, examples, alignment_selection(), batch_size, [&](const SentenceAttention& sentence) {
-    links[sentence.index] = alignment_links(sentence, extraction, source_vocab, target_vocab);
-  });
-  return links;
+  std::vector<Translation> best = translations;
+  for (Translation& translation : best)
+    if (translation.nbest.size() > 1) translation.nbest.resize(1);
+  const std::vector<std::vector<align::Links>> links =
+      nbest_alignments(model, best, std::vector<std::optional<AlignmentExtraction>>(best.size(), extraction),
+                       source_vocab, target_vocab, batch_size);
+  std::vector<align::Links> first(links.size());
+  for (size_t i = 0; i < links.size(); ++i)
+    if (!links[i].empty()) first[i] = links[i].front();
+  return first;
+}
+
+CrossAttentionShape cross_attention_shape(const models::Seq2SeqModel& model) {
+  const int32_t eos = data::kEosId;
+  CrossAttentionShape shape;
+  collect_attention(model, {data::Example{{eos}, {eos}, 0}}, alignment_selection(), 1,
+                    [&](const SentenceAttention& sentence) {
+                      for (const SentenceMap& map : sentence.maps) {
+                        if (map.kind != layers::AttentionKind::cross) continue;
+                        shape.layers = std::max(shape.layers, map.layer + 1);
+                        shape.heads.resize(size_t(shape.layers), 0);
+                        shape.heads[size_t(map.layer)] = int(map.heads.size());
+                      }
+                    });
+  return shape;
 }
 
 }  // namespace attn::decode

@@ -23,25 +23,13 @@
 #include <vector>
 
 #include "align/links.h"
-#include "core/choice.h"
 #include "data/vocab.h"
+#include "decode/alignment_extraction.h"
 #include "decode/attention_dump.h"
 #include "decode/translator.h"
 #include "models/seq2seq_model.h"
 
 namespace attn::decode {
-
-enum class AlignmentUnit { words, pieces };
-enum class WordLinking { any_piece, mean_attention };
-
-struct AlignmentExtraction {
-  int layer = -1;           // cross-attention layer from 0; negative counts from the last (-1 = last)
-  std::optional<int> head;  // one head; unset: the mean over the heads
-  bool shifted = false;
-  float threshold = 0.f;  // 0: argmax
-  AlignmentUnit unit = AlignmentUnit::words;
-  WordLinking word_linking = WordLinking::mean_attention;  // measured: docs/experiments.md
-};
 
 // The maps collect_attention must keep for any extraction: every cross layer and head.
 AttentionSelection alignment_selection();
@@ -58,25 +46,23 @@ align::SoftAlignment cross_alignment(const SentenceAttention& sentence, const Al
 align::Links alignment_links(const SentenceAttention& sentence, const AlignmentExtraction& extraction,
                              const data::Vocab& source_vocab, const data::Vocab& target_vocab);
 
-// The links of each translation's best hypothesis (an empty line gets none), read from a
-// teacher-forced forward() over it: the weights the model gave while decoding, up to rounding
-// (as AttentionDumper::translated).
+// The links of every hypothesis of translation i under extractions[i] (none when unset, and
+// none for an empty line), read from a teacher-forced forward() over each hypothesis, in
+// batches of batch_size in the order of the translations and their hypotheses: the weights
+// the model gave while decoding, up to rounding (as AttentionDumper::translated). One
+// forward serves every extraction: the maps keep every layer and head.
+std::vector<std::vector<align::Links>> nbest_alignments(
+    const models::Seq2SeqModel& model, const std::vector<Translation>& translations,
+    const std::vector<std::optional<AlignmentExtraction>>& extractions, const data::Vocab& source_vocab,
+    const data::Vocab& target_vocab, int batch_size);
+
+// The links of each translation's best hypothesis (an empty line gets none), as nbest_alignments.
 std::vector<align::Links> translation_alignments(const models::Seq2SeqModel& model,
                                                  const std::vector<Translation>& translations,
                                                  const AlignmentExtraction& extraction, const data::Vocab& source_vocab,
                                                  const data::Vocab& target_vocab, int batch_size);
 
-}  // namespace attn::decode
+// The cross attention of `model`, read from one forward over a one-token sentence.
+CrossAttentionShape cross_attention_shape(const models::Seq2SeqModel& model);
 
-namespace attn {
-template <>
-struct ChoiceNames<decode::AlignmentUnit> {
-  static constexpr std::array<std::pair<decode::AlignmentUnit, const char*>, 2> table{
-      {{decode::AlignmentUnit::words, "words"}, {decode::AlignmentUnit::pieces, "pieces"}}};
-};
-template <>
-struct ChoiceNames<decode::WordLinking> {
-  static constexpr std::array<std::pair<decode::WordLinking, const char*>, 2> table{
-      {{decode::WordLinking::any_piece, "any"}, {decode::WordLinking::mean_attention, "mean"}}};
-};
-}  // namespace attn
+}  // namespace attn::decode

@@ -9,8 +9,10 @@
 #include <sys/socket.h>
 #include <thread>
 
+#include "align/links.h"
 #include "core/check.h"
 #include "serve/access.h"
+#include "serve/client_socket.h"
 #include "serve/metrics.h"
 #include "serve/text_template.h"
 
@@ -29,6 +31,12 @@ void set_json(httplib::Response& res, int status, const json& body) {
 void set_error(httplib::Response& res, int status, const std::string& message) {
   set_json(res, status, {{"error", message}});
 }
+
+// How often a waiting request looks whether its client is still there.
+constexpr std::chrono::milliseconds kClientCheck{50};
+// The status a request whose client left is counted under in /metrics (nginx's "client closed
+// request"); nobody reads the answer.
+constexpr int kClientClosed = 499;
 
 // LibreTranslate's source for "detect the language" (not a config choice).
 const std::string kDetectSource = "auto";
@@ -126,6 +134,7 @@ struct HttpServer::Impl {
     http.Post("/translate", endpoint("/translate", [this](const auto& req, auto& res) { libre_translate(req, res); }));
     http.Post("/v1/translate",
               endpoint("/v1/translate", [this](const auto& req, auto& res) { native_translate(req, res); }));
+    http.Post("/detect", endpoint("/detect", [this](const auto& req, auto& res) { detect(req, res); }));
     http.Get("/languages", endpoint("/languages", [this](const auto&, auto& res) { languages(res); }));
     http.Get("/frontend/settings", endpoint("/frontend/settings", [this](const auto&, auto& res) { settings(res); }));
     http.Get("/health", endpoint("/health", [this](const auto&, auto& res) { health(res); }));
@@ -181,13 +190,28 @@ struct HttpServer::Impl {
       throw HttpError(429, "Slowdown: more than " + std::to_string(limiter.per_minute()) + " requests per minute");
   }
 
-  std::vector<SentenceResult> translate(SentenceQueue& q, std::vector<std::string> sentences, int nbest) {
+  // Submits the sentences and waits for them. Every kClientCheck it looks whether the client
+  // is still there (httplib would only notice when the answer fails to go out): one that left
+  // gets its waiting sentences dropped, so it costs no more than the sentences already decoding.
+  std::vector<SentenceResult> translate(SentenceQueue& q, const httplib::Request& req,
+                                        std::vector<std::string> sentences, int nbest,
+                                        std::optional<decode::AlignmentExtraction> alignment = std::nullopt) {
     check_sentence_count(int64_t(sentences.size()), options.limits);
-    const std::shared_ptr<PendingRequest> pending = q.submit(std::move(sentences), nbest);
-    if (!pending->wait_for(std::chrono::duration_cast<std::chrono::milliseconds>(options.request_timeout))) {
-      pending->cancel();
-      throw HttpError(503, "Service unavailable: the translation took over " +
-                               std::to_string(options.request_timeout.count()) + " s");
+    const std::shared_ptr<PendingRequest> pending = q.submit(std::move(sentences), nbest, alignment);
+    const auto deadline = Clock::now() + options.request_timeout;
+    int client_fd = -2;  // not looked for yet: most requests are answered within one check
+    while (!pending->wait_for(kClientCheck)) {
+      if (Clock::now() >= deadline) {
+        pending->cancel(DropReason::timeout);
+        throw HttpError(503, "Service unavailable: the translation took over " +
+                                 std::to_string(options.request_timeout.count()) + " s");
+      }
+      if (client_fd == -2)
+        client_fd = connection_socket(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
+      if (client_fd >= 0 && peer_closed(client_fd)) {
+        pending->cancel(DropReason::client_gone);
+        throw HttpError(kClientClosed, "the client closed the connection before its answer");
+      }
     }
     return pending->wait();
   }
@@ -208,7 +232,7 @@ struct HttpServer::Impl {
     check_text_size(request.q, options.limits);
     check_nbest(request.alternatives + 1, "alternatives");
     Texts texts = cut_texts(request.q, request.format);
-    const std::vector<SentenceResult> results = translate(q, std::move(texts.sentences), request.alternatives + 1);
+    const std::vector<SentenceResult> results = translate(q, req, std::move(texts.sentences), request.alternatives + 1);
 
     json translated = json::array(), alternatives = json::array();
     size_t first = 0;
@@ -229,14 +253,37 @@ struct HttpServer::Impl {
     set_json(res, 200, answer);
   }
 
+  // The layer and head asked for exist in the model (as decode::cross_alignment words it).
+  void check_alignments(const decode::AlignmentExtraction& extraction) {
+    const decode::CrossAttentionShape& shape = info.cross_attention;
+    if (shape.layers == 0)
+      throw HttpError(400, "Invalid request: alignments are not available from this server: " + info.no_alignments);
+    const int layer = extraction.layer < 0 ? shape.layers + extraction.layer : extraction.layer;
+    const std::string layers = std::to_string(shape.layers);
+    if (layer < 0 || layer >= shape.layers)
+      throw HttpError(400, "Invalid request: alignment_layer " + std::to_string(extraction.layer) +
+                               " is out of range: the model has " + layers + " layer(s) of cross attention (0 to " +
+                               std::to_string(shape.layers - 1) + ", or -1 to -" + layers + ")");
+    const int heads = shape.heads[size_t(layer)];
+    if (extraction.head && *extraction.head >= heads)
+      throw HttpError(400, "Invalid request: alignment_head " + std::to_string(*extraction.head) +
+                               " is out of range: layer " + std::to_string(layer) + " has " + std::to_string(heads) +
+                               " head(s) (0 to " + std::to_string(heads - 1) + ", or \"mean\")");
+  }
+
   void native_translate(const httplib::Request& req, httplib::Response& res) {
     SentenceQueue& q = ready_queue();
     const NativeRequest request = parse_native_request(fields_of(req));
     authorize(request.api_key, req);
     check_text_size(request.q, options.limits);
     check_nbest(request.nbest, "nbest");
+    if (request.alignments) check_alignments(*request.alignments);
     Texts texts = cut_texts(request.q, TextFormat::text);
-    const std::vector<SentenceResult> results = translate(q, texts.sentences, request.nbest);
+    const std::vector<SentenceResult> results = translate(q, req, texts.sentences, request.nbest, request.alignments);
+    // Hypothesis k's links as Pharaoh "i-j" pairs (attn-translate --alignments' part after "|||").
+    const auto alignment = [](const SentenceResult& result, size_t k) {
+      return k < result.alignments.size() ? align::pharaoh_line(result.alignments[k]) : std::string();
+    };
     json translations = json::array();
     size_t first = 0;
     for (const TextTemplate& t : texts.templates) {
@@ -244,14 +291,17 @@ struct HttpServer::Impl {
       for (size_t j = 0; j < t.sentences.size(); ++j) {
         const SentenceResult& result = results[first + j];
         json nbest = json::array();
-        for (size_t k = 0; k < result.hypotheses.size(); ++k)
+        for (size_t k = 0; k < result.hypotheses.size(); ++k) {
           nbest.push_back({{"text", result.texts[k]},
                            {"score", result.hypotheses[k].score},
                            {"log_prob", result.hypotheses[k].log_prob},
                            {"tokens", result.hypotheses[k].tokens.size()}});
+          if (request.alignments) nbest.back()["alignment"] = alignment(result, k);
+        }
         json sentence = {{"source", t.sentences[j]}, {"source_tokens", result.source_tokens}, {"nbest", nbest}};
         sentence["text"] = result.texts.empty() ? "" : result.texts.front();
         sentence["score"] = result.hypotheses.empty() ? 0.f : result.hypotheses.front().score;
+        if (request.alignments) sentence["alignment"] = alignment(result, 0);
         sentences.push_back(sentence);
       }
       translations.push_back({{"text", render_rank(t, results, first, 0)}, {"sentences", sentences}});
@@ -262,6 +312,19 @@ struct HttpServer::Impl {
               {"model", info.name},
               {"source", info.languages.source},
               {"target", info.languages.target}});
+  }
+
+  // attn has no language identifier: the answer is the run's source language, the only one it
+  // translates, sure of it (100) for a text with a character other than white space, as
+  // /translate's "auto" source is.
+  void detect(const httplib::Request& req, httplib::Response& res) {
+    ready_queue();
+    const DetectRequest request = parse_detect_request(fields_of(req));
+    authorize(request.api_key, req);
+    check_text_size(request.q, options.limits);
+    bool has_text = false;
+    for (const std::string& text : request.q) has_text |= text.find_first_not_of(" \t\r\n") != std::string::npos;
+    set_json(res, 200, json::array({{{"confidence", has_text ? 100.0 : 0.0}, {"language", info.languages.source}}}));
   }
 
   void languages(httplib::Response& res) {
@@ -311,7 +374,10 @@ int HttpServer::bind() {
     port = impl_->http.bind_to_any_port(o.host);
   else if (!impl_->http.bind_to_port(o.host, o.port))
     port = -1;
-  ATTN_CHECK(port > 0, "cannot listen on ", o.host, ":", o.port, errno ? std::string(": ") + std::strerror(errno) : "",
+  const int error = errno;
+  ATTN_CHECK(port > 0 || error != EADDRINUSE, "cannot listen on ", o.host, ":", o.port,
+             ": the port is in use by another process; choose another with --port (0: any free port)");
+  ATTN_CHECK(port > 0, "cannot listen on ", o.host, ":", o.port, error ? std::string(": ") + std::strerror(error) : "",
              " (--host, --port)");
   // listen() again on a listening socket only sets its backlog (Linux).
   if (impl_->listening_socket >= 0) ::listen(impl_->listening_socket, SOMAXCONN);

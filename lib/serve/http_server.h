@@ -2,7 +2,8 @@
 // attn-serve's HTTP side (cpp-httplib): the endpoints, the limits and the order of shutdown.
 //
 //   POST /translate, GET /languages, GET /frontend/settings   LibreTranslate's API
-//   POST /v1/translate                                         attn's own: scores and n-best
+//   POST /detect                                               LibreTranslate's: the run's source language
+//   POST /v1/translate                                         attn's own: scores, n-best, word alignments
 //   GET /health (503 until set_backend), GET /metrics (Prometheus)
 //
 //   HttpServer server(options);
@@ -39,6 +40,10 @@ struct ModelInfo {
   LanguagePair languages;
   int beam = 1;      // bounds alternatives / nbest
   std::string name;  // the run directory, for /v1/translate's answer
+  // What /v1/translate's alignments may read (decode::cross_attention_shape); no layer: none
+  // are offered, for the reason in no_alignments.
+  decode::CrossAttentionShape cross_attention;
+  std::string no_alignments;
 };
 
 class HttpServer {

@@ -42,6 +42,11 @@ void Metrics::batch_decoded(int sentences, int64_t source_tokens, int64_t target
   target_tokens_ += target_tokens;
 }
 
+void Metrics::sentences_dropped(DropReason reason, int64_t sentences) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  (reason == DropReason::client_gone ? dropped_client_gone_ : dropped_timeout_) += sentences;
+}
+
 std::string Metrics::prometheus_text(int64_t queue_depth) const {
   const std::lock_guard<std::mutex> lock(mutex_);
   std::string out;
@@ -59,6 +64,11 @@ std::string Metrics::prometheus_text(int64_t queue_depth) const {
   counter("attn_sentences_translated_total", "Sentences decoded.", sentences_);
   counter("attn_source_tokens_total", "Source tokens decoded (eos included).", source_tokens_);
   counter("attn_target_tokens_total", "Target tokens of the best translations.", target_tokens_);
+  out +=
+      "# HELP attn_sentences_dropped_total Sentences dropped before decoding: their client left, or their "
+      "request ran past --request-timeout.\n# TYPE attn_sentences_dropped_total counter\n";
+  out += fmt::format("attn_sentences_dropped_total{{reason=\"client_gone\"}} {}\n", dropped_client_gone_);
+  out += fmt::format("attn_sentences_dropped_total{{reason=\"timeout\"}} {}\n", dropped_timeout_);
   return out;
 }
 

@@ -5,13 +5,21 @@
 
 namespace attn::serve {
 
-PendingRequest::PendingRequest(std::vector<std::string> sentences, int nbest)
+PendingRequest::PendingRequest(std::vector<std::string> sentences, int nbest,
+                               std::optional<decode::AlignmentExtraction> alignment)
     : sentences_(std::move(sentences)),
       encoded_(sentences_.size()),
       is_encoded_(sentences_.size(), 0),
       nbest_(nbest),
+      alignment_(alignment),
       results_(sentences_.size()),
       remaining_(sentences_.size()) {}
+
+void PendingRequest::cancel(DropReason reason) {
+  if (cancelled_) return;
+  drop_reason_ = reason;
+  cancelled_ = true;
+}
 
 void PendingRequest::set(size_t index, SentenceResult result) {
   const std::lock_guard<std::mutex> lock(mutex_);
@@ -46,8 +54,9 @@ SentenceQueue::SentenceQueue(QueueOptions options, BatchBackend& backend, QueueO
 
 SentenceQueue::~SentenceQueue() { close(); }
 
-std::shared_ptr<PendingRequest> SentenceQueue::submit(std::vector<std::string> sentences, int nbest) {
-  auto request = std::make_shared<PendingRequest>(std::move(sentences), nbest);
+std::shared_ptr<PendingRequest> SentenceQueue::submit(std::vector<std::string> sentences, int nbest,
+                                                      std::optional<decode::AlignmentExtraction> alignment) {
+  auto request = std::make_shared<PendingRequest>(std::move(sentences), nbest, alignment);
   const size_t count = request->sentences_.size();
   if (count == 0) return request;
   {
@@ -94,12 +103,25 @@ void SentenceQueue::run() {
   }
 }
 
+// With the lock held: the waiting sentences of cancelled requests leave, counted by reason.
+void SentenceQueue::drop_cancelled() {
+  int64_t dropped[2] = {0, 0};
+  size_t kept = 0;
+  for (Entry& entry : waiting_) {
+    if (entry.request->cancelled())
+      ++dropped[int(entry.request->drop_reason_.load())];
+    else
+      waiting_[kept++] = std::move(entry);
+  }
+  waiting_.erase(waiting_.begin() + std::ptrdiff_t(kept), waiting_.end());
+  for (const DropReason reason : {DropReason::client_gone, DropReason::timeout})
+    if (observer_ && dropped[int(reason)] > 0) observer_->sentences_dropped(reason, dropped[int(reason)]);
+}
+
 // Called and returning with the lock held; encodes outside it. Only this thread removes
 // entries, and submit() only appends, so the window's positions stay put while unlocked.
 std::vector<SentenceQueue::Entry> SentenceQueue::next_batch(std::unique_lock<std::mutex>& lock) {
-  waiting_.erase(
-      std::remove_if(waiting_.begin(), waiting_.end(), [](const Entry& e) { return e.request->cancelled(); }),
-      waiting_.end());
+  drop_cancelled();
   const size_t size = std::min(waiting_.size(), size_t(options_.window));
   std::vector<Entry> window(waiting_.begin(), waiting_.begin() + std::ptrdiff_t(size));
   lock.unlock();
@@ -168,13 +190,15 @@ std::vector<SentenceQueue::Entry> SentenceQueue::next_batch(std::unique_lock<std
 
 void SentenceQueue::decode(std::vector<Entry>& batch) {
   std::vector<const std::vector<int32_t>*> sentences;
+  std::vector<std::optional<decode::AlignmentExtraction>> alignments;
   int64_t source_tokens = 0;
   for (const Entry& entry : batch) {
     sentences.push_back(&entry.request->encoded_[entry.index]);
+    alignments.push_back(entry.request->alignment_);
     source_tokens += int64_t(sentences.back()->size());
   }
   try {
-    std::vector<SentenceResult> results = backend_.decode(sentences, batch.front().request->nbest_);
+    std::vector<SentenceResult> results = backend_.decode(sentences, batch.front().request->nbest_, alignments);
     int64_t target_tokens = 0;
     for (const SentenceResult& result : results)
       if (!result.hypotheses.empty()) target_tokens += int64_t(result.hypotheses.front().tokens.size());

@@ -21,11 +21,14 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "align/links.h"
+#include "decode/alignment_extraction.h"
 #include "decode/search.h"
 
 namespace attn::serve {
@@ -35,7 +38,8 @@ namespace attn::serve {
 struct SentenceResult {
   std::vector<decode::Hypothesis> hypotheses;
   std::vector<std::string> texts;
-  int64_t source_tokens = 0;  // eos included
+  std::vector<align::Links> alignments;  // per hypothesis, when its request asked for them
+  int64_t source_tokens = 0;             // eos included
 };
 
 // What the queue's thread runs: the model behind an interface, so the queue is tested alone.
@@ -46,8 +50,11 @@ class BatchBackend {
   virtual void start_thread() {}
   // Token ids (eos last) of each text; empty for a text with no token.
   virtual std::vector<std::vector<int32_t>> encode(const std::vector<std::string>& texts) = 0;
-  // One batch of non-empty encoded sentences (at most batch_size) -> their results, in order.
-  virtual std::vector<SentenceResult> decode(const std::vector<const std::vector<int32_t>*>& sentences, int nbest) = 0;
+  // One batch of non-empty encoded sentences (at most batch_size) -> their results, in order;
+  // sentence i's hypotheses with their links under alignments[i] when it is set.
+  virtual std::vector<SentenceResult> decode(
+      const std::vector<const std::vector<int32_t>*>& sentences, int nbest,
+      const std::vector<std::optional<decode::AlignmentExtraction>>& alignments) = 0;
 };
 
 struct QueueOptions {
@@ -63,10 +70,14 @@ class QueueFull : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Told of every batch, on the decoding thread (the server's metrics).
+// Why a request's waiting sentences were dropped (PendingRequest::cancel).
+enum class DropReason { client_gone, timeout };
+
+// Told of every batch and of every drop, on the decoding thread (the server's metrics).
 struct QueueObserver {
   virtual ~QueueObserver() = default;
   virtual void batch_decoded(int sentences, int64_t source_tokens, int64_t target_tokens) = 0;
+  virtual void sentences_dropped(DropReason, int64_t /*sentences*/) {}
 };
 
 class PendingRequest;
@@ -78,8 +89,10 @@ class SentenceQueue {
   SentenceQueue(const SentenceQueue&) = delete;
   SentenceQueue& operator=(const SentenceQueue&) = delete;
 
-  // Queues a request's sentences (all or none: QueueFull when they do not fit, or after close()).
-  std::shared_ptr<PendingRequest> submit(std::vector<std::string> sentences, int nbest);
+  // Queues a request's sentences (all or none: QueueFull when they do not fit, or after close()),
+  // their links wanted under `alignment` when it is set.
+  std::shared_ptr<PendingRequest> submit(std::vector<std::string> sentences, int nbest,
+                                         std::optional<decode::AlignmentExtraction> alignment = std::nullopt);
   // Sentences waiting (not yet in a batch).
   int64_t depth() const;
   // Decodes everything queued, then stops the thread. Later submits throw QueueFull.
@@ -92,6 +105,7 @@ class SentenceQueue {
     std::chrono::steady_clock::time_point arrived;
   };
   void run();
+  void drop_cancelled();
   std::vector<Entry> next_batch(std::unique_lock<std::mutex>& lock);
   void decode(std::vector<Entry>& batch);
 
@@ -109,12 +123,13 @@ class SentenceQueue {
 // rethrows the error that decoding one of them raised.
 class PendingRequest {
  public:
-  PendingRequest(std::vector<std::string> sentences, int nbest);
+  PendingRequest(std::vector<std::string> sentences, int nbest, std::optional<decode::AlignmentExtraction> alignment);
   std::vector<SentenceResult> wait();
   // wait() with a deadline: false when it passed first.
   bool wait_for(std::chrono::milliseconds timeout);
-  // Its sentences not yet in a batch are dropped (the client left, or its time ran out).
-  void cancel() { cancelled_ = true; }
+  // Its sentences not yet in a batch are dropped (the client left, or its time ran out) when
+  // the decoding thread next makes a batch; they are counted under `reason`. The first reason stays.
+  void cancel(DropReason reason);
   bool cancelled() const { return cancelled_; }
 
  private:
@@ -126,7 +141,9 @@ class PendingRequest {
   std::vector<std::vector<int32_t>> encoded_;  // filled by the decoding thread
   std::vector<char> is_encoded_;
   int nbest_;
+  std::optional<decode::AlignmentExtraction> alignment_;
   std::atomic<bool> cancelled_{false};
+  std::atomic<DropReason> drop_reason_{DropReason::client_gone};
   std::mutex mutex_;
   std::condition_variable done_;
   std::vector<SentenceResult> results_;

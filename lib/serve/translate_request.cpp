@@ -1,5 +1,7 @@
 #include "serve/translate_request.h"
 
+#include <cstdlib>
+
 #include "io/json_depth.h"
 
 namespace attn::serve {
@@ -9,6 +11,11 @@ using nlohmann::json;
 namespace {
 
 [[noreturn]] void bad_request(const std::string& message) { throw HttpError(400, message); }
+
+// Bounds a layer or head index may have before the model is asked (no model has this many).
+constexpr int64_t kMaxAlignmentIndex = 1024;
+// alignment_head's value for the mean of the heads, as attn-translate's --alignment-head.
+const std::string kMeanHead = "mean";
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -104,6 +111,105 @@ int64_t code_points(const std::string& text) {
   return count;
 }
 
+const json* present(const json& fields, const char* name) {
+  const auto found = fields.find(name);
+  return found == fields.end() || found->is_null() ? nullptr : &*found;
+}
+
+// A whole number from `low` to `high`: JSON's, or its digits from a form (a '-' first allowed).
+std::optional<int64_t> whole_number(const json& value, int64_t low, int64_t high) {
+  int64_t number = 0;
+  if (value.is_number_unsigned()) {  // before is_number_integer, which holds for it too
+    if (value.get<uint64_t>() > uint64_t(high)) return std::nullopt;
+    number = int64_t(value.get<uint64_t>());
+  } else if (value.is_number_integer()) {
+    number = value.get<int64_t>();
+  } else if (value.is_string()) {
+    const std::string& text = value.get_ref<const std::string&>();
+    const size_t digits = text.rfind('-', 0) == 0 ? 1 : 0;
+    if (text.size() == digits || text.size() > digits + 9 ||
+        text.find_first_not_of("0123456789", digits) != std::string::npos)
+      return std::nullopt;
+    number = std::stoll(text);
+  } else {
+    return std::nullopt;
+  }
+  if (number < low || number > high) return std::nullopt;
+  return number;
+}
+
+// A number from 0 to 1: JSON's, or its text from a form.
+std::optional<float> fraction(const json& value) {
+  double number = -1;
+  if (value.is_number()) {
+    number = value.get<double>();
+  } else if (value.is_string()) {
+    const std::string& text = value.get_ref<const std::string&>();
+    char* end = nullptr;
+    number = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size()) return std::nullopt;
+  } else {
+    return std::nullopt;
+  }
+  if (!(number >= 0 && number <= 1)) return std::nullopt;  // NaN too
+  return float(number);
+}
+
+// "alignments" and attn-translate's --alignment-* flags as fields; unset without alignments.
+std::optional<decode::AlignmentExtraction> alignment_fields(const json& fields) {
+  static const char* const options[] = {"alignment_layer", "alignment_head", "alignment_shift", "alignment_threshold",
+                                        "alignment_words"};
+  decode::AlignmentExtraction extraction;
+  bool wanted = false;
+  if (const json* alignments = present(fields, "alignments")) {
+    if (alignments->is_boolean()) {
+      wanted = alignments->get<bool>();
+    } else if (alignments->is_string() && parse_choice<decode::AlignmentUnit>(alignments->get<std::string>())) {
+      wanted = true;
+      extraction.unit = *parse_choice<decode::AlignmentUnit>(alignments->get<std::string>());
+    } else {
+      bad_request("Invalid request: alignments must be true, false, " + choice_list<decode::AlignmentUnit>());
+    }
+  }
+  if (!wanted) {
+    for (const char* option : options)
+      if (present(fields, option)) bad_request(std::string("Invalid request: ") + option + " needs alignments");
+    return std::nullopt;
+  }
+  if (const json* layer = present(fields, "alignment_layer")) {
+    const std::optional<int64_t> value = whole_number(*layer, -kMaxAlignmentIndex, kMaxAlignmentIndex);
+    if (!value)
+      bad_request("Invalid request: alignment_layer must be a whole number (from 0; negative counts from the last)");
+    extraction.layer = int(*value);
+  }
+  if (const json* head = present(fields, "alignment_head")) {
+    if (head->is_string() && head->get_ref<const std::string&>() == kMeanHead) {
+      extraction.head.reset();
+    } else {
+      const std::optional<int64_t> value = whole_number(*head, 0, kMaxAlignmentIndex);
+      if (!value) bad_request("Invalid request: alignment_head must be a head index from 0 or \"mean\"");
+      extraction.head = int(*value);
+    }
+  }
+  if (const json* shift = present(fields, "alignment_shift")) {
+    const std::optional<int64_t> value = whole_number(*shift, 0, 1);
+    if (!value) bad_request("Invalid request: alignment_shift must be 0 or 1");
+    extraction.shifted = *value == 1;
+  }
+  if (const json* threshold = present(fields, "alignment_threshold")) {
+    const std::optional<float> value = fraction(*threshold);
+    if (!value) bad_request("Invalid request: alignment_threshold must be a number from 0 to 1");
+    extraction.threshold = *value;
+  }
+  if (const json* words = present(fields, "alignment_words")) {
+    const std::optional<decode::WordLinking> value =
+        words->is_string() ? parse_choice<decode::WordLinking>(words->get<std::string>()) : std::nullopt;
+    if (!value) bad_request("Invalid request: alignment_words must be " + choice_list<decode::WordLinking>());
+    extraction.word_linking = *value;
+  }
+  return extraction;
+}
+
 // Few users want more than a handful; the beam bounds what a request gets anyway.
 constexpr int kMaxAlternatives = 64;
 
@@ -139,7 +245,8 @@ json form_fields(std::string_view body) {
 
 json body_fields(std::string_view body, std::string_view content_type) {
   if (media_type_is(content_type, "application/x-www-form-urlencoded")) return form_fields(body);
-  // JSON: as application/json, and as the default (curl -d sends the form type only when asked).
+  // JSON: as application/json, and as the default (a client that names no type; curl -d names
+  // the form type, so JSON with curl needs -H 'Content-Type: application/json').
   if (!content_type.empty() && !media_type_is(content_type, "application/json") &&
       !media_type_is(content_type, "text/plain"))
     throw HttpError(400, "Invalid request: send application/json or application/x-www-form-urlencoded, not " +
@@ -176,14 +283,15 @@ NativeRequest parse_native_request(const json& fields) {
   read_q(fields, request.q, request.batch);
   request.nbest = count_field(fields, "nbest", 1, kMaxAlternatives + 1);
   if (request.nbest < 1) bad_request("Invalid request: nbest must be a whole number from 1 to 65");
-  const auto alignments = fields.find("alignments");
-  if (alignments != fields.end() && !alignments->is_null()) {
-    if (!alignments->is_boolean()) bad_request("Invalid request: alignments must be true or false");
-    if (alignments->get<bool>())
-      bad_request(
-          "alignments are not available from attn-serve: the search keeps no attention weights; "
-          "attn-dump-attention --alignments gives them for a source and its translation");
-  }
+  request.alignments = alignment_fields(fields);
+  request.api_key = string_field(fields, "api_key", false);
+  return request;
+}
+
+DetectRequest parse_detect_request(const json& fields) {
+  DetectRequest request;
+  bool batch = false;
+  read_q(fields, request.q, batch);
   request.api_key = string_field(fields, "api_key", false);
   return request;
 }

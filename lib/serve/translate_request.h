@@ -6,15 +6,22 @@
 // JavaScript clients do):
 //   {"q": "Hello" | ["Hello", "Bye"], "source": "en" | "auto", "target": "it",
 //    "format": "text" | "html", "alternatives": 2, "api_key": "..."}
-// attn's POST /v1/translate (JSON only):
-//   {"q": "Hello" | [...], "nbest": 3, "alignments": false, "api_key": "..."}
+// attn's POST /v1/translate (JSON; form fields as strings):
+//   {"q": "Hello" | [...], "nbest": 3, "alignments": false | true | "words" | "pieces",
+//    "alignment_layer": -1, "alignment_head": "mean" | 0, "alignment_shift": 0 | 1,
+//    "alignment_threshold": 0.0, "alignment_words": "mean" | "any", "api_key": "..."}
+// The alignment_* fields are attn-translate's --alignment-* flags, with their defaults; like
+// the flags they need alignments.
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "decode/alignment_extraction.h"
 
 namespace attn::serve {
 
@@ -39,10 +46,17 @@ struct TranslateRequest {
   std::string api_key;
 };
 
+// LibreTranslate's POST /detect: {"q": "Hello", "api_key": "..."} (its Python client sends a form).
+struct DetectRequest {
+  std::vector<std::string> q;
+  std::string api_key;
+};
+
 struct NativeRequest {
   std::vector<std::string> q;
   bool batch = false;
-  int nbest = 1;  // hypotheses per sentence, best first
+  int nbest = 1;                                          // hypotheses per sentence, best first
+  std::optional<decode::AlignmentExtraction> alignments;  // set: each hypothesis' word links
   std::string api_key;
 };
 
@@ -58,7 +72,10 @@ nlohmann::json form_fields(std::string_view body);
 // missing q parameter"), q a string or an array of strings, format "text" or "html",
 // alternatives a whole number >= 0 (a string of digits from a form).
 TranslateRequest parse_translate_request(const nlohmann::json& fields);
+// The same for q, and each alignment field's type and range; whether the model has the layer
+// and head asked for is the server's check (it knows the model).
 NativeRequest parse_native_request(const nlohmann::json& fields);
+DetectRequest parse_detect_request(const nlohmann::json& fields);
 
 // Per-request limits (attn-serve --char-limit, --max-sentences; 0 = none). Characters are
 // Unicode code points of all texts together, as LibreTranslate's char_limit counts them.

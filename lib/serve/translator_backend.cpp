@@ -1,5 +1,8 @@
 #include "serve/translator_backend.h"
 
+#include <algorithm>
+
+#include "decode/alignment.h"
 #include "dnnl/context.h"
 
 namespace attn::serve {
@@ -16,8 +19,9 @@ std::vector<std::vector<int32_t>> TranslatorBackend::encode(const std::vector<st
   return decode::encode_lines(texts, source_vocab_, options_.max_source_tokens, "request sentence");
 }
 
-std::vector<SentenceResult> TranslatorBackend::decode(const std::vector<const std::vector<int32_t>*>& sentences,
-                                                      int nbest) {
+std::vector<SentenceResult> TranslatorBackend::decode(
+    const std::vector<const std::vector<int32_t>*>& sentences, int nbest,
+    const std::vector<std::optional<decode::AlignmentExtraction>>& alignments) {
   decode::TranslateOptions options = options_;
   options.search.nbest = nbest;
   options.batch_size = std::max<int>(options.batch_size, int(sentences.size()));  // one batch, as the queue made it
@@ -26,11 +30,16 @@ std::vector<SentenceResult> TranslatorBackend::decode(const std::vector<const st
   encoded.reserve(sentences.size());
   for (const auto* sentence : sentences) encoded.push_back(*sentence);
   std::vector<decode::Translation> translations = translator.translate_ids(encoded);
+  std::vector<std::vector<align::Links>> links;
+  if (std::any_of(alignments.begin(), alignments.end(), [](const auto& a) { return a.has_value(); }))
+    links =
+        decode::nbest_alignments(model_, translations, alignments, source_vocab_, target_vocab_, options.batch_size);
   std::vector<SentenceResult> results(sentences.size());
   for (size_t i = 0; i < sentences.size(); ++i) {
     for (const decode::Hypothesis& hypothesis : translations[i].nbest)
       results[i].texts.push_back(translator.detokenize(hypothesis));
     results[i].hypotheses = std::move(translations[i].nbest);
+    if (!links.empty()) results[i].alignments = std::move(links[i]);
   }
   return results;
 }

@@ -1,7 +1,8 @@
 #pragma once
 // The SentenceQueue's backend for a loaded model: decode::encode_lines to encode (the model's
 // length limit and its warning as attn-translate has them) and decode::Translator to decode, so
-// a sentence gets the translation attn-translate gives it with the same settings.
+// a sentence gets the translation attn-translate gives it with the same settings, and its
+// links those of attn-translate --alignments (decode::nbest_alignments).
 #include <memory>
 
 #include "decode/translator.h"
@@ -16,7 +17,9 @@ class TranslatorBackend : public BatchBackend {
                     decode::TranslateOptions options, int threads);
   void start_thread() override;
   std::vector<std::vector<int32_t>> encode(const std::vector<std::string>& texts) override;
-  std::vector<SentenceResult> decode(const std::vector<const std::vector<int32_t>*>& sentences, int nbest) override;
+  std::vector<SentenceResult> decode(
+      const std::vector<const std::vector<int32_t>*>& sentences, int nbest,
+      const std::vector<std::optional<decode::AlignmentExtraction>>& alignments) override;
   const decode::TranslateOptions& options() const { return options_; }
 
  private:

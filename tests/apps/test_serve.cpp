@@ -6,9 +6,12 @@
 #include <csignal>
 #include <fstream>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <regex>
 #include <string>
+#include <sys/socket.h>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -146,7 +149,8 @@ TEST_CASE("attn-serve translates as attn-translate does - one request or many", 
   }
 }
 
-TEST_CASE("attn-serve: a LibreTranslate client's form request with api_key - and the keys' refusals", "[cli][serve]") {
+TEST_CASE("attn-serve answers the requests of LibreTranslate's Python client and web page - keys refused",
+          "[cli][serve]") {
   TempDir dir;
   std::ofstream(dir.file("keys")) << "# clients\nsecret-1\n";
   Server server(dir, {"--api-keys", dir.file("keys"), "--rate-limit", "1000"});
@@ -224,4 +228,116 @@ TEST_CASE("attn-serve refuses a run without languages in one line", "[cli][serve
   REQUIRE(run_program(dir, "attn-train", "--config " + attn::testing::quoted(config)).exit_code == 0);
   check_refused(run_program(dir, "attn-serve", "--model " + attn::testing::quoted(dir.file("run")) + " --port 0"),
                 "languages is not set and the training files' extensions name no language pair");
+}
+
+TEST_CASE("attn-serve on a port another process holds exits in one line naming it", "[cli][serve]") {
+  // The test holds a listening socket on an ephemeral 127.0.0.1 port.
+  const int held = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(held >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(bind(held, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0);
+  REQUIRE(listen(held, 1) == 0);
+  socklen_t length = sizeof(address);
+  REQUIRE(getsockname(held, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+  const std::string port = std::to_string(ntohs(address.sin_port));
+  TempDir dir;
+  const Result result =
+      run_program(dir, "attn-serve", "--model " + attn::testing::quoted(trained_run().run) + " --port " + port);
+  close(held);
+  check_refused(result, "127.0.0.1:" + port);
+  CHECK_THAT(result.err, Contains("--port"));
+  CHECK_THAT(result.err, Contains("in use by another process"));
+}
+
+TEST_CASE("attn-serve's alignments equal attn-translate --alignments for the same lines and settings", "[cli][serve]") {
+  TempDir dir;
+  const std::vector<std::string> lines = lines_to_translate(3);
+  // One request of three lines: one batch of three, as attn-translate's.
+  Server server(dir, {"--max-batch-wait-ms", "200"});
+  const auto served = [&](json request) {
+    request["q"] = lines;
+    request["alignments"] = true;
+    auto res = server.client().Post("/v1/translate", request.dump(), "application/json");
+    REQUIRE(res);
+    INFO(res->body);
+    REQUIRE(res->status == 200);
+    std::vector<std::string> out;
+    const json answer = json::parse(res->body);
+    for (const json& translation : answer["translations"]) {
+      const json& sentence = translation["sentences"][0];
+      CHECK(sentence["nbest"][0]["alignment"] == sentence["alignment"]);
+      out.push_back(sentence["text"].get<std::string>() + " ||| " + sentence["alignment"].get<std::string>());
+    }
+    return out;
+  };
+  CHECK(served(json::object()) == attn_translate(dir, lines, "--batch-size 3 --alignments"));
+  const json settings = {{"alignment_layer", 0},
+                         {"alignment_head", 1},
+                         {"alignment_shift", 1},
+                         {"alignment_threshold", 0.3},
+                         {"alignment_words", "any"}};
+  CHECK(served(settings) ==
+        attn_translate(dir, lines,
+                       "--batch-size 3 --alignments --alignment-layer 0 --alignment-head 1 --alignment-shift 1 "
+                       "--alignment-threshold 0.3 --alignment-words any"));
+  auto res =
+      server.client().Post("/v1/translate", json{{"q", lines}, {"alignments", "pieces"}}.dump(), "application/json");
+  REQUIRE(res);
+  const std::vector<std::string> piece_lines = attn_translate(dir, lines, "--batch-size 3 --alignments pieces");
+  const json piece_answer = json::parse(res->body);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const json& sentence = piece_answer["translations"][i]["sentences"][0];
+    CHECK(sentence["text"].get<std::string>() + " ||| " + sentence["alignment"].get<std::string>() == piece_lines[i]);
+  }
+  // The model has one decoder layer of two heads.
+  auto refused = server.client().Post(
+      "/v1/translate", json{{"q", "kan"}, {"alignments", true}, {"alignment_head", 2}}.dump(), "application/json");
+  REQUIRE(refused);
+  CHECK(refused->status == 400);
+  CHECK_THAT(json::parse(refused->body)["error"].get<std::string>(), Contains("layer 0 has 2 head(s)"));
+  CHECK(server.stop() == 0);
+}
+
+TEST_CASE("attn-serve: a client that disconnects mid-request has its waiting sentences dropped", "[cli][serve]") {
+  TempDir dir;
+  Server server(dir, {"--batch-size", "1", "--char-limit", "0", "--max-sentences", "0"});
+  std::string text;
+  const std::vector<std::string> lines = lines_to_translate(20);
+  for (int copy = 0; copy < 100; ++copy)
+    for (const std::string& line : lines) text += line + "\n";
+  const std::string body = json{{"q", text}, {"source", "en"}, {"target", "it"}}.dump();
+  const int raw = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(uint16_t(server.port()));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(connect(raw, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0);
+  const std::string request =
+      "POST /translate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+      "Content-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
+  REQUIRE(send(raw, request.data(), request.size(), 0) == ssize_t(request.size()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  close(raw);
+  // The metrics' value of `name` once it stops changing.
+  const auto metric = [&](const std::string& name) {
+    auto res = server.client().Get("/metrics");
+    REQUIRE(res);
+    const size_t at = res->body.find("\n" + name + " ");
+    REQUIRE(at != std::string::npos);
+    return std::stod(res->body.substr(at + name.size() + 2));
+  };
+  const std::string dropped = "attn_sentences_dropped_total{reason=\"client_gone\"}";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (metric(dropped) == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(metric(dropped) > 0);
+  CHECK(metric(dropped) + metric("attn_sentences_translated_total") <= 2000);
+  // Still serving.
+  CHECK(translate(server, {{"q", lines[0]}, {"source", "en"}, {"target", "it"}})["translatedText"] ==
+        attn_translate(dir, {lines[0]}, "").at(0));
+  CHECK(metric(dropped) + metric("attn_sentences_translated_total") <= 2001);
+  CHECK(server.stop() == 0);
 }

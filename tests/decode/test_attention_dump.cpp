@@ -340,3 +340,51 @@ TEST_CASE("the dumper hands over every line in order - forced on the reference o
   CHECK_THROWS_WITH(dumper.forced(sources, {"a"}, [](const decode::SentenceAttention&) {}),
                     Catch::Contains("5 source lines but 1 target lines"));
 }
+
+TEST_CASE("nbest_alignments: each hypothesis its own forced links - the best as translation_alignments",
+          "[decode][attention_dump]") {
+  data::Vocab vocab = data::Vocab::load(testing::tiny_vocab_model("unigram"));
+  models::TransformerOptions options = testing::tiny_transformer_options();
+  options.source_vocab = options.target_vocab = vocab.size();
+  options.decoder_layers = 2;
+  models::TransformerModel model(options, 3);
+  decode::TranslateOptions translate;
+  translate.search.beam = translate.search.nbest = 3;
+  const std::vector<std::string> sources = {"kato rina", "", "gavo ne mi", "di"};
+  const std::vector<decode::Translation> translations =
+      decode::Translator(model, vocab, vocab, translate).translate(sources);
+  decode::AlignmentExtraction pieces;
+  pieces.unit = decode::AlignmentUnit::pieces;
+  decode::AlignmentExtraction words;
+  words.threshold = 0.05f;
+  words.layer = 0;
+  const std::vector<std::vector<align::Links>> links =
+      decode::nbest_alignments(model, translations, {pieces, pieces, std::nullopt, words}, vocab, vocab, 2);
+  REQUIRE(links.size() == sources.size());
+  CHECK(links[1].empty());  // an empty line
+  CHECK(links[2].empty());  // not asked for
+  for (size_t i : {size_t(0), size_t(3)}) {
+    const decode::AlignmentExtraction& extraction = i == 0 ? pieces : words;
+    REQUIRE(translations[i].nbest.size() == 3);
+    REQUIRE(links[i].size() == 3);
+    for (size_t k = 0; k < 3; ++k) {
+      INFO("line " << i << ", hypothesis " << k);
+      std::vector<align::Links> alone;
+      decode::collect_attention(model, {data::Example{translations[i].source, translations[i].nbest[k].tokens, 0}},
+                                decode::alignment_selection(), 1, [&](const decode::SentenceAttention& sentence) {
+                                  alone.push_back(decode::alignment_links(sentence, extraction, vocab, vocab));
+                                });
+      CHECK(links[i][k] == alone.at(0));
+    }
+  }
+  CHECK(decode::translation_alignments(model, translations, pieces, vocab, vocab, 2)[0] == links[0][0]);
+}
+
+TEST_CASE("cross_attention_shape: the layers and heads alignments may read", "[decode][attention_dump]") {
+  const decode::CrossAttentionShape transformer = decode::cross_attention_shape(*trained_transformer());
+  CHECK(transformer.layers == 2);
+  CHECK(transformer.heads == std::vector<int>(2, int(testing::tiny_transformer_options().layer.heads)));
+  const decode::CrossAttentionShape rnn = decode::cross_attention_shape(*trained_rnn());
+  CHECK(rnn.layers == 1);
+  CHECK(rnn.heads == std::vector<int>{1});
+}

@@ -2,9 +2,9 @@
 // form) -> a LibreTranslate or attn request -> limits -> text templates (plain or HTML) ->
 // rendering, as lib/serve/http_server.cpp runs it.
 //
-// The first input byte picks the body's content type and the request kind; the rest is the
-// body. A bad body may only raise HttpError (status 400); anything else, or a broken template
-// invariant, aborts: pieces around every sentence, no byte of the text lost.
+// The first input byte picks the body's content type and the request kind (translate,
+// /v1/translate with its alignment fields, detect); the rest is the body. A bad body may only raise HttpError (status
+// 400); anything else, or a broken template invariant, aborts: pieces around every sentence, no byte of the text lost.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -40,9 +40,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const nlohmann::json fields = attn::serve::body_fields(body, types[mode % 4]);
     const attn::serve::RequestLimits limits{5000, 100};
-    if (mode & 4) {
+    if (mode & 8) {
+      const attn::serve::DetectRequest request = attn::serve::parse_detect_request(fields);
+      require(!request.q.empty());
+    } else if (mode & 4) {
       const attn::serve::NativeRequest request = attn::serve::parse_native_request(fields);
       require(request.nbest >= 1 && !request.q.empty());
+      if (request.alignments) {
+        const attn::decode::AlignmentExtraction& a = *request.alignments;
+        require(a.threshold >= 0 && a.threshold <= 1 && (!a.head || *a.head >= 0));
+      }
       attn::serve::check_text_size(request.q, limits);
     } else {
       const attn::serve::TranslateRequest request = attn::serve::parse_translate_request(fields);

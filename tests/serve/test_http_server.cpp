@@ -1,9 +1,13 @@
 // The HTTP side in-process, over a fake backend (each sentence's words reversed): every
 // endpoint, every error path and the limits, with a real client on an ephemeral port.
+#include <arpa/inet.h>
 #include <atomic>
 #include <fstream>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <thread>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 
@@ -27,10 +31,14 @@ class ReversingBackend : public BatchBackend {
     }
     return out;
   }
-  std::vector<SentenceResult> decode(const std::vector<const std::vector<int32_t>*>& sentences, int nbest) override {
+  // With alignments: hypothesis k links source position i to target position i + k.
+  std::vector<SentenceResult> decode(
+      const std::vector<const std::vector<int32_t>*>& sentences, int nbest,
+      const std::vector<std::optional<attn::decode::AlignmentExtraction>>& alignments) override {
     if (delay.count() > 0) std::this_thread::sleep_for(delay);
     std::vector<SentenceResult> results;
-    for (const auto* sentence : sentences) {
+    for (size_t i = 0; i < sentences.size(); ++i) {
+      const auto* sentence = sentences[i];
       std::string text;
       {
         std::lock_guard<std::mutex> lock(mutex);
@@ -44,7 +52,9 @@ class ReversingBackend : public BatchBackend {
         hypothesis.tokens = {1, 2};
         hypothesis.score = -float(k) - 0.5f;
         result.hypotheses.push_back(hypothesis);
+        if (alignments[i]) result.alignments.push_back({{0, k}, {1, k + 1}});
       }
+      if (alignments[i]) last_alignment = *alignments[i];
       results.push_back(result);
     }
     return results;
@@ -52,14 +62,26 @@ class ReversingBackend : public BatchBackend {
   std::mutex mutex;
   std::vector<std::string> sources;
   std::chrono::milliseconds delay{0};
+  attn::decode::AlignmentExtraction last_alignment;  // of the last sentence that asked for links
 };
+
+// The fake model: en -> it, beam 3, two cross-attention layers of four heads.
+ModelInfo fake_model() {
+  ModelInfo info;
+  info.languages = {"en", "it"};
+  info.beam = 3;
+  info.name = "fake";
+  info.cross_attention.layers = 2;
+  info.cross_attention.heads = {4, 4};
+  return info;
+}
 
 // A server on 127.0.0.1:<any free port>, listening on a thread of its own.
 struct RunningServer {
   explicit RunningServer(ServerOptions options, bool ready = true) : server(with_any_port(options)) {
     port = server.bind();
     thread = std::thread([this] { server.listen(); });
-    if (ready) server.set_backend(backend, {{"en", "it"}, 3, "fake"});
+    if (ready) server.set_backend(backend, fake_model());
   }
   ~RunningServer() {
     server.stop();
@@ -140,8 +162,6 @@ TEST_CASE("/v1/translate: scores and n-best", "[serve][http]") {
   CHECK(sentence["nbest"][1]["text"] == "ba (1)");
   CHECK(answer["translations"][1]["text"] == "");
   CHECK(answer["source"] == "en");
-  CHECK_THAT(post_json(client, "/v1/translate", {{"q", "a"}, {"alignments", true}}, 400)["error"].get<std::string>(),
-             Contains("alignments are not available"));
   CHECK_THAT(post_json(client, "/v1/translate", {{"q", "a"}, {"nbest", 4}}, 400)["error"].get<std::string>(),
              Contains("beam 3"));
 }
@@ -298,4 +318,134 @@ TEST_CASE("stop() answers the requests already accepted", "[serve][http]") {
   running.reset();  // stop, join, close
   client_thread.join();
   CHECK(status == 200);
+}
+
+namespace {
+
+// The value of a /metrics line that starts with `name` (-1 when absent).
+double metric(httplib::Client& client, const std::string& name) {
+  auto res = client.Get("/metrics");
+  REQUIRE(res);
+  const size_t at = res->body.find("\n" + name + " ");
+  return at == std::string::npos ? -1 : std::stod(res->body.substr(at + name.size() + 2));
+}
+
+}  // namespace
+
+TEST_CASE("a client that disconnects mid-request costs only the sentences already decoding", "[serve][http]") {
+  ServerOptions options = small_limits();
+  options.queue.batch_size = 1;
+  options.limits = {1000, 100};
+  RunningServer running(options);
+  running.backend.delay = std::chrono::milliseconds(300);
+  auto client = running.client();
+  const std::string dropped = "attn_sentences_dropped_total{reason=\"client_gone\"}";
+  CHECK(metric(client, dropped) == 0);
+  {  // A raw socket sends a request of 20 sentences and closes while the first decodes.
+    const int raw = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(uint16_t(running.port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(connect(raw, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0);
+    std::string text;
+    for (int i = 0; i < 20; ++i) text += "s" + std::to_string(i) + "\n";
+    const std::string body = json{{"q", text}, {"source", "en"}, {"target", "it"}}.dump();
+    const std::string request =
+        "POST /translate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        "Content-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n" + body;
+    REQUIRE(send(raw, request.data(), request.size(), 0) == ssize_t(request.size()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // s0 decoding, the others waiting
+    close(raw);
+  }
+  // Dropped when the decoding thread makes its next batch, once s0 is done.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (metric(client, dropped) < 19 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(metric(client, dropped) == 19);
+  // Others are still served, and the dropped sentences were never decoded.
+  CHECK(post_json(client, "/translate", {{"q", "abc"}, {"source", "en"}, {"target", "it"}}, 200) ==
+        json{{"translatedText", "cba"}});
+  CHECK(metric(client, "attn_sentences_translated_total") == 2);
+  CHECK(metric(client, "attn_sentences_dropped_total{reason=\"timeout\"}") == 0);
+}
+
+TEST_CASE("/v1/translate: word alignments per sentence and n-best entry - their settings and refusals",
+          "[serve][http]") {
+  RunningServer running(small_limits());
+  auto client = running.client();
+  const json answer = post_json(client, "/v1/translate", {{"q", "ab\ncd"}, {"nbest", 2}, {"alignments", true}}, 200);
+  const json& sentence = answer["translations"][0]["sentences"][1];
+  CHECK(sentence["alignment"] == "0-0 1-1");
+  CHECK(sentence["nbest"][0]["alignment"] == "0-0 1-1");
+  CHECK(sentence["nbest"][1]["alignment"] == "0-1 1-2");
+  CHECK(running.backend.last_alignment.layer == -1);  // attn-translate's defaults
+  CHECK_FALSE(running.backend.last_alignment.head.has_value());
+  CHECK_FALSE(
+      post_json(client, "/v1/translate", {{"q", "ab"}}, 200)["translations"][0]["sentences"][0].contains("alignment"));
+  // Every setting of attn-translate's --alignment-* flags.
+  post_json(client, "/v1/translate",
+            {{"q", "ab"},
+             {"alignments", "pieces"},
+             {"alignment_layer", 1},
+             {"alignment_head", 3},
+             {"alignment_shift", 1},
+             {"alignment_threshold", 0.25},
+             {"alignment_words", "any"}},
+            200);
+  const attn::decode::AlignmentExtraction& asked = running.backend.last_alignment;
+  CHECK(asked.unit == attn::decode::AlignmentUnit::pieces);
+  CHECK(asked.layer == 1);
+  CHECK(asked.head == 3);
+  CHECK(asked.shifted);
+  CHECK(asked.threshold == 0.25f);
+  CHECK(asked.word_linking == attn::decode::WordLinking::any_piece);
+  const auto error = [&](const json& request) {
+    return post_json(client, "/v1/translate", request, 400)["error"].get<std::string>();
+  };
+  CHECK_THAT(error({{"q", "a"}, {"alignments", "yes"}}), Contains("alignments must be true, false"));
+  CHECK_THAT(error({{"q", "a"}, {"alignment_layer", 0}}), Contains("alignment_layer needs alignments"));
+  CHECK_THAT(error({{"q", "a"}, {"alignments", true}, {"alignment_layer", 2}}),
+             Contains("alignment_layer 2 is out of range: the model has 2 layer(s)"));
+  CHECK_THAT(error({{"q", "a"}, {"alignments", true}, {"alignment_layer", -3}}), Contains("out of range"));
+  CHECK_THAT(error({{"q", "a"}, {"alignments", true}, {"alignment_head", 4}}),
+             Contains("alignment_head 4 is out of range: layer 1 has 4 head(s)"));
+  CHECK_THAT(error({{"q", "a"}, {"alignments", true}, {"alignment_head", "all"}}), Contains("\"mean\""));
+  CHECK_THAT(error({{"q", "a"}, {"alignments", true}, {"alignment_shift", 2}}),
+             Contains("alignment_shift must be 0 or 1"));
+  CHECK_THAT(error({{"q", "a"}, {"alignments", true}, {"alignment_threshold", 1.5}}), Contains("from 0 to 1"));
+  CHECK_THAT(error({{"q", "a"}, {"alignments", true}, {"alignment_words", "max"}}),
+             Contains("alignment_words must be \"any\", \"mean\""));
+}
+
+TEST_CASE("a server without alignments refuses them in one clear error", "[serve][http]") {
+  ServerOptions options = small_limits();
+  options.port = 0;
+  ReversingBackend backend;
+  HttpServer server(options);
+  const int port = server.bind();
+  std::thread thread([&] { server.listen(); });
+  ModelInfo info = fake_model();
+  info.cross_attention = {};
+  info.no_alignments = "this server runs an ensemble of 2 models";
+  server.set_backend(backend, info);
+  httplib::Client client("127.0.0.1", port);
+  CHECK(post_json(client, "/v1/translate", {{"q", "a"}, {"alignments", true}}, 400)["error"] ==
+        "Invalid request: alignments are not available from this server: this server runs an ensemble of 2 models");
+  server.stop();
+  thread.join();
+  server.close();
+}
+
+TEST_CASE("LibreTranslate's /detect: the run's source language", "[serve][http]") {
+  RunningServer running(small_limits());
+  auto client = running.client();
+  CHECK(post_json(client, "/detect", {{"q", "ciao"}}, 200) ==
+        json::array({{{"confidence", 100.0}, {"language", "en"}}}));
+  auto form = client.Post("/detect", "q=Hello+world", "application/x-www-form-urlencoded");
+  REQUIRE(form);
+  CHECK(json::parse(form->body)[0]["language"] == "en");
+  CHECK(post_json(client, "/detect", {{"q", " "}}, 200)[0]["confidence"] == 0.0);
+  CHECK(post_json(client, "/detect", json::object(), 400)["error"] == "Invalid request: missing q parameter");
 }

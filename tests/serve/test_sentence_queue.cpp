@@ -23,8 +23,11 @@ class FakeBackend : public BatchBackend {
     }
     return out;
   }
-  std::vector<SentenceResult> decode(const std::vector<const std::vector<int32_t>*>& sentences, int nbest) override {
+  std::vector<SentenceResult> decode(
+      const std::vector<const std::vector<int32_t>*>& sentences, int nbest,
+      const std::vector<std::optional<attn::decode::AlignmentExtraction>>& alignments) override {
     if (fail) throw std::runtime_error("decoder broke");
+    for (const auto& alignment : alignments) aligned.push_back(alignment.has_value());
     {
       std::lock_guard<std::mutex> lock(mutex);
       std::vector<size_t> lengths;
@@ -48,6 +51,7 @@ class FakeBackend : public BatchBackend {
   }
   std::mutex mutex;
   std::vector<std::vector<size_t>> batches;
+  std::vector<bool> aligned;  // per decoded sentence, in order: whether its links were asked for
   std::chrono::milliseconds delay{0};
   bool fail = false;
 };
@@ -114,18 +118,33 @@ TEST_CASE("a full queue refuses a request whole - a closed one refuses all", "[s
   CHECK_THROWS_AS(queue.submit({"f"}, 1), QueueFull);
 }
 
-TEST_CASE("a cancelled request's waiting sentences are not decoded", "[serve][queue]") {
+// Counts the drops the queue reports, by reason.
+struct DropCounter : QueueObserver {
+  std::atomic<int64_t> client_gone{0}, timeout{0};
+  void batch_decoded(int, int64_t, int64_t) override {}
+  void sentences_dropped(DropReason reason, int64_t sentences) override {
+    (reason == DropReason::client_gone ? client_gone : timeout) += sentences;
+  }
+};
+
+TEST_CASE("a cancelled request's waiting sentences are not decoded - and are counted by reason", "[serve][queue]") {
   FakeBackend backend;
   backend.delay = std::chrono::milliseconds(50);
-  SentenceQueue queue({1, std::chrono::milliseconds(0), 100, 16}, backend);
+  DropCounter drops;
+  SentenceQueue queue({1, std::chrono::milliseconds(0), 100, 16}, backend, &drops);
   auto busy = queue.submit({"a"}, 1);
   std::this_thread::sleep_for(std::chrono::milliseconds(10));
   auto gone = queue.submit({"bb", "cc", "dd"}, 1);
-  gone->cancel();
+  gone->cancel(DropReason::client_gone);
+  gone->cancel(DropReason::timeout);  // the first reason stays
+  auto late = queue.submit({"ff"}, 1);
+  late->cancel(DropReason::timeout);
   auto after = queue.submit({"eee"}, 1);
   CHECK(after->wait()[0].texts[0] == "eee#0");
   CHECK_FALSE(gone->wait_for(std::chrono::milliseconds(1)));
   for (const auto& batch : backend.batches) CHECK(batch != std::vector<size_t>{2});
+  CHECK(drops.client_gone == 3);
+  CHECK(drops.timeout == 1);
 }
 
 TEST_CASE("a decoding error reaches the requests of its batch only", "[serve][queue]") {
@@ -145,4 +164,17 @@ TEST_CASE("close() decodes what was accepted", "[serve][queue]") {
   queue->close();  // without waiting the second
   CHECK(pending->wait_for(std::chrono::milliseconds(0)));
   CHECK(pending->wait()[2].texts[0] == "c#0");
+}
+
+TEST_CASE("a request's alignment settings reach the backend with each of its sentences only", "[serve][queue]") {
+  FakeBackend backend;
+  SentenceQueue queue({4, std::chrono::milliseconds(50), 100, 16}, backend);
+  attn::decode::AlignmentExtraction extraction;
+  extraction.layer = 0;
+  auto plain = queue.submit({"ab"}, 1);
+  auto aligned = queue.submit({"cd", "ef"}, 1, extraction);
+  plain->wait();
+  aligned->wait();
+  REQUIRE(backend.batches.size() == 1);  // one batch of both requests
+  CHECK(backend.aligned == std::vector<bool>{false, true, true});
 }

@@ -65,7 +65,9 @@ TEST_CASE("bad requests get 400 with LibreTranslate's messages", "[serve][reques
   CHECK_THAT(refusal([] { body_fields("q=%FF", "application/x-www-form-urlencoded"); }).second, Contains("UTF-8"));
   CHECK_THAT(refusal([] { body_fields(std::string(1000, '['), "application/json"); }).second, Contains("deeper"));
   CHECK(refusal([] { body_fields("x", "image/png"); }).first == 400);
-  CHECK(refusal([] { parse_native_request(json{{"q", "x"}, {"alignments", true}}); }).second.find("alignments") == 0);
+  CHECK(refusal([] {
+          parse_native_request(json{{"q", "x"}, {"alignments", 1}});
+        }).second.find("Invalid request: alignments must be") == 0);
   CHECK(refusal([] { parse_native_request(json{{"q", "x"}, {"nbest", 0}}); }).first == 400);
 }
 
@@ -77,4 +79,34 @@ TEST_CASE("request limits count characters and sentences", "[serve][request]") {
   CHECK_NOTHROW(check_sentence_count(2, limits));
   CHECK_THAT(refusal([&] { check_sentence_count(3, limits); }).second, Contains("sentence limit (2)"));
   CHECK_NOTHROW(check_text_size({std::string(100000, 'a')}, RequestLimits{}));
+}
+
+TEST_CASE("/v1/translate's alignment fields: attn-translate's flags, from JSON or a form", "[serve][request]") {
+  CHECK_FALSE(parse_native_request(json{{"q", "x"}}).alignments.has_value());
+  CHECK_FALSE(parse_native_request(json{{"q", "x"}, {"alignments", false}}).alignments.has_value());
+  const attn::decode::AlignmentExtraction defaults;
+  const auto plain = parse_native_request(json{{"q", "x"}, {"alignments", true}}).alignments;
+  REQUIRE(plain);
+  CHECK(plain->layer == defaults.layer);
+  CHECK(plain->head == defaults.head);
+  CHECK(plain->word_linking == defaults.word_linking);
+  // A form's strings.
+  const auto form = parse_native_request(form_fields("q=x&alignments=pieces&alignment_layer=-1&alignment_head=1&"
+                                                     "alignment_shift=1&alignment_threshold=0.5&alignment_words=any"))
+                        .alignments;
+  REQUIRE(form);
+  CHECK(form->unit == attn::decode::AlignmentUnit::pieces);
+  CHECK(form->layer == -1);
+  CHECK(form->head == 1);
+  CHECK(form->shifted);
+  CHECK(form->threshold == 0.5f);
+  CHECK(form->word_linking == attn::decode::WordLinking::any_piece);
+  const auto error = [](const json& fields) { return refusal([&] { parse_native_request(fields); }).second; };
+  CHECK(
+      error({{"q", "x"}, {"alignments", true}, {"alignment_layer", 18446744073709551615ull}}).find("alignment_layer") !=
+      std::string::npos);
+  CHECK_THAT(error({{"q", "x"}, {"alignments", true}, {"alignment_layer", 0.5}}), Contains("whole number"));
+  CHECK_THAT(error({{"q", "x"}, {"alignments", true}, {"alignment_head", -1}}), Contains("alignment_head"));
+  CHECK_THAT(error({{"q", "x"}, {"alignments", true}, {"alignment_threshold", "nan"}}), Contains("from 0 to 1"));
+  CHECK_THAT(error({{"q", "x"}, {"alignment_words", "any"}}), Contains("alignment_words needs alignments"));
 }
