@@ -1,6 +1,7 @@
 // attn-translate streams, as Marian and fairseq-interactive do: a line is answered as soon as
 // the input pauses, memory does not grow with the input, --input/--output files (the output
 // complete or not at all), a summary at the end, and a progress line when stderr is a terminal.
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <fcntl.h>
@@ -18,6 +19,7 @@
 #include "apps/app_fixtures.h"
 
 using namespace attn::testing;
+using nlohmann::json;
 
 namespace {
 
@@ -181,4 +183,34 @@ TEST_CASE("attn-translate shows a progress line when stderr is a terminal - and 
       CHECK_THAT(text, !Catch::Contains("lines translated"));
   }
   ::close(master);
+}
+
+TEST_CASE("attn-translate --batch-tokens: the same translations in input order - a bad budget named in one line",
+          "[cli][stream]") {
+  TempDir dir;
+  const std::string run_dir = train_tiny_run(dir);
+  std::vector<std::string> lines = split_lines(read_text(dir.file("valid.src")));
+  lines.resize(std::min<size_t>(lines.size(), 40));
+  for (size_t i = 0; i + 2 < lines.size(); i += 5) lines[i] += " " + lines[i + 1] + " " + lines[i + 2];  // long ones
+  write_lines(dir.file("in.txt"), lines);
+  const std::string model = "--model " + quoted(run_dir) + " --quiet --beam 3 --batch-size 8";
+  auto translate = [&](const std::string& flags) {
+    Result result = run_program(dir, "attn-translate", model + " " + flags, dir.file("in.txt"));
+    INFO("attn-translate " << flags << " stderr:\n" << result.err);
+    REQUIRE(result.exit_code == 0);
+    REQUIRE(split_lines(result.out).size() == lines.size());
+    return result.out;
+  };
+  const std::string unbounded = translate("--batch-tokens 0");
+  CHECK(translate("--batch-tokens 20") == unbounded);  // small batches, the long lines alone
+  CHECK(translate("") == unbounded);                   // the run's decode.batch_tokens
+
+  check_refused(run_program(dir, "attn-translate", model + " --batch-tokens -1", dir.file("in.txt")), "--batch-tokens");
+  check_refused(run_program(dir, "attn-bench", "decode --model " + quoted(run_dir) + " --batch-tokens -5"),
+                "--batch-tokens");
+  // A config with a bad decode.batch_tokens is refused with the key named.
+  json config = json::parse(read_text(dir.file("run/config.json")));
+  config["decode"]["batch_tokens"] = -3;
+  std::ofstream(dir.file("run/config.json")) << config.dump(2) << '\n';
+  check_refused(run_program(dir, "attn-translate", model, dir.file("in.txt")), "decode.batch_tokens");
 }
