@@ -214,3 +214,42 @@ TEST_CASE("attn-translate --batch-tokens: the same translations in input order -
   std::ofstream(dir.file("run/config.json")) << config.dump(2) << '\n';
   check_refused(run_program(dir, "attn-translate", model, dir.file("in.txt")), "decode.batch_tokens");
 }
+
+TEST_CASE("tools/bench-decode-memory.sh tables the peak RSS of three inputs - before and after", "[cli][stream]") {
+  if (std::system("test -x /usr/bin/time") != 0) {
+    WARN("no /usr/bin/time: the script is not run");
+    return;
+  }
+  TempDir dir;
+  const std::string run_dir = train_tiny_run(dir);
+  // The script's data layout, filled with the tiny corpus' sentences.
+  const std::string valid = read_text(dir.file("valid.src"));
+  for (const std::string corpus : {"tatoeba_en_it", "iwslt17_en_it"}) {
+    std::filesystem::create_directories(dir.file("data/" + corpus));
+    std::ofstream(dir.file("data/" + corpus + "/test.en")) << valid;
+  }
+  const std::string apps = quoted(kApps.substr(0, kApps.size() - 1));
+  const std::string command = "bash " + quoted(std::string(ATTN_SOURCE_DIR) + "/tools/bench-decode-memory.sh") + " " +
+                              quoted(run_dir) + " --bin " + apps + " --baseline " + apps + " --data " +
+                              quoted(dir.file("data")) + " --lines 8 --beam 2 --threads 1 --outputs " +
+                              quoted(dir.file("outputs")) + " > " + quoted(dir.file("table.md")) + " 2> " +
+                              quoted(dir.file("table.err"));
+  const int status = std::system(command.c_str());
+  const std::string table = read_text(dir.file("table.md"));
+  INFO("stdout:\n" << table << "\nstderr:\n" << read_text(dir.file("table.err")));
+  REQUIRE(status == 0);
+  for (const std::string row : {"| Tatoeba test | 8 |", "| IWSLT17 test | 8 |", "| IWSLT17 test, 4 lines joined |"})
+    CHECK_THAT(table, Catch::Contains(row));
+  CHECK_THAT(table, Catch::Contains("after / before"));
+  // The same build twice: the same translations.
+  CHECK(read_text(dir.file("outputs/long.after.txt")) == read_text(dir.file("outputs/long.before.txt")));
+  CHECK(split_lines(read_text(dir.file("outputs/tatoeba.after.txt"))).size() == 8);
+
+  // A failing attn-translate stops it with a message (a run directory without a model).
+  std::filesystem::create_directories(dir.file("empty_run"));
+  const std::string failing = "bash " + quoted(std::string(ATTN_SOURCE_DIR) + "/tools/bench-decode-memory.sh") + " " +
+                              quoted(dir.file("empty_run")) + " --bin " + apps + " --data " + quoted(dir.file("data")) +
+                              " > /dev/null 2> " + quoted(dir.file("fail.err"));
+  CHECK(std::system(failing.c_str()) != 0);
+  CHECK_THAT(read_text(dir.file("fail.err")), Catch::Contains("attn-translate failed"));
+}
