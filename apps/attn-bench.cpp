@@ -1,7 +1,8 @@
 // attn-bench: measures training and decoding speed on this machine.
 //   attn-bench train --config configs/bench/transformer-small.json --batch-sentences 64
 //       --src-len 24 --tgt-len 24 --steps 10 [--json]
-//   attn-bench decode --model runs/en-it --input data/tatoeba_en_it/test.en --beam 5 --batch-size 32 [--json]
+//   attn-bench decode --model runs/en-it --input data/tatoeba_en_it/test.en --beam 5 --batch-size 32
+//       [--batch-tokens 2048] [--json]
 //   attn-bench decode --config configs/bench/transformer-small.json --beam 5 --sentences 500 --batch-size 32
 #include <fstream>
 #include <iostream>
@@ -21,6 +22,7 @@ namespace {
 struct DecodeFlags {
   std::string model_dir, checkpoint, config_path, input, precision;
   int beam = 5, batch_size = 32, threads = 0;
+  int64_t batch_tokens = -1;  // -1: the run's decode.batch_tokens
   int window_batches = attn::decode::TranslateOptions{}.window_batches;
   int64_t sentences = 0, source_length = 12;
 };
@@ -33,6 +35,7 @@ attn::decode::TranslateOptions translate_options(const attn::io::Config& config,
   attn::decode::TranslateOptions options = attn::decode::translate_options(config);
   options.search.beam = flags.beam;
   options.batch_size = flags.batch_size;
+  if (flags.batch_tokens >= 0) options.batch_tokens = flags.batch_tokens;
   options.window_batches = flags.window_batches;
   return options;
 }
@@ -102,6 +105,11 @@ int main(int argc, char** argv) {
       ->excludes(config);
   decode->add_option("--beam", flags.beam, "beam size (1 = greedy)")->check(at_least(1));
   decode->add_option("--batch-size", flags.batch_size, "sentences per batch")->check(at_least(1));
+  decode
+      ->add_option("--batch-tokens", flags.batch_tokens,
+                   "at most N source tokens per batch, sentences x the longest; 0 = no bound (default: "
+                   "decode.batch_tokens)")
+      ->check(at_least(0));
   decode->add_option("--sentences", flags.sentences, "how many sentences (default: the whole input, or 500)")
       ->check(at_least(1));
   decode->add_option("--src-len", flags.source_length, "random input length")->check(at_least(1));

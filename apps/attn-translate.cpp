@@ -1,5 +1,6 @@
 // attn-translate: raw text in, translations out, one output line per input line.
-//   attn-translate --model runs/en-it [--beam 5] [--batch-size 32] [--nbest N] < input.txt > output.txt
+//   attn-translate --model runs/en-it [--beam 5] [--batch-size 32] [--batch-tokens 2048] [--nbest N]
+//       < input.txt > output.txt
 //   attn-translate --model runs/en-it --subset test --output test.hyp    (the config's data.test_src)
 //   attn-translate --model runs/en-it --sample --top-k 10 --seed 7 < mono.txt   (back-translation)
 //   attn-translate --model runs/en-it --min-length 3 --no-repeat-ngram 3 < input.txt   (decode/logits_processor.h)
@@ -41,6 +42,7 @@ constexpr std::chrono::milliseconds kWaitForever{-1};
 struct Flags {
   attn::apps::EnsembleFlags ensemble;  // --model, --checkpoint, --weights
   std::string input, output, subset, precision;
+  int64_t batch_tokens = -1;  // -1: decode.batch_tokens
   int beam = 0, batch_size = 0, nbest = 0, threads = 0, min_length = 0, no_repeat_ngram = 0;
   float length_penalty = 0.f;
   bool has_length_penalty = false, has_min_length = false, has_no_repeat_ngram = false, quiet = false;
@@ -58,6 +60,7 @@ attn::decode::TranslateOptions translate_options(const attn::run::LoadedEnsemble
   if (flags.has_min_length) options.search.min_length = flags.min_length;
   if (flags.has_no_repeat_ngram) options.search.no_repeat_ngram = flags.no_repeat_ngram;
   if (flags.batch_size > 0) options.batch_size = flags.batch_size;
+  if (flags.batch_tokens >= 0) options.batch_tokens = flags.batch_tokens;
   options.search.sampling = flags.sampling;
   ATTN_CHECK(options.search.nbest <= options.search.beam, "--nbest ", options.search.nbest,
              " needs --beam of at least that");
@@ -239,6 +242,10 @@ int main(int argc, char** argv) {
   app.add_option("--beam", flags.beam, "beam size; 1 = greedy (default: the run's decode.beam)")->check(at_least(1));
   app.add_option("--batch-size", flags.batch_size, "sentences per batch (default: decode.batch_size)")
       ->check(at_least(1));
+  app.add_option("--batch-tokens", flags.batch_tokens,
+                 "at most N source tokens per batch, sentences x the longest; 0 = no bound (default: "
+                 "decode.batch_tokens)")
+      ->check(at_least(0));
   app.add_option("--nbest", flags.nbest, "print N hypotheses per line as 'index ||| text ||| score'")
       ->check(at_least(1));
   auto* penalty =

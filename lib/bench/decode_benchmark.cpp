@@ -3,6 +3,7 @@
 #include <chrono>
 #include <spdlog/fmt/fmt.h>
 
+#include "core/buffer_pool.h"
 #include "core/process_memory.h"
 #include "core/rng.h"
 
@@ -17,6 +18,8 @@ DecodeBenchmarkResult empty_result(const decode::TranslateOptions& options) {
   DecodeBenchmarkResult result;
   result.beam = options.search.beam;
   result.batch_size = options.batch_size;
+  result.batch_tokens = options.batch_tokens;
+  BufferPool::instance().reset_peak();  // decoding's peak, not loading's
   return result;
 }
 
@@ -25,6 +28,7 @@ DecodeBenchmarkResult finish(DecodeBenchmarkResult result, Clock::time_point sta
   result.sentences_per_s = result.sentences / result.seconds;
   result.tokens_per_s = result.target_tokens / result.seconds;
   result.peak_rss_mb = peak_resident_mb();
+  result.pool_peak_mb = double(BufferPool::instance().stats().peak_bytes) / double(1 << 20);
   return result;
 }
 
@@ -64,10 +68,11 @@ DecodeBenchmarkResult run_random_decode_benchmark(const models::Seq2SeqModel& mo
   }
   DecodeBenchmarkResult result = empty_result(options);
   auto start = Clock::now();
-  for (int64_t first = 0; first < sentences; first += options.batch_size) {
+  for (const std::vector<int64_t>& batch :
+       decode::length_sorted_batches(sources, options.batch_size, options.batch_tokens)) {
     std::vector<const std::vector<int32_t>*> batch_sources;
     std::vector<uint64_t> streams;  // sampling's, one per sentence as attn-translate's per line
-    for (int64_t i = first; i < std::min(sentences, first + options.batch_size); ++i) {
+    for (int64_t i : batch) {
       batch_sources.push_back(&sources[i]);
       streams.push_back(uint64_t(i + 1));
     }
@@ -82,20 +87,23 @@ DecodeBenchmarkResult run_random_decode_benchmark(const models::Seq2SeqModel& mo
 nlohmann::json DecodeBenchmarkResult::to_json() const {
   return {{"beam", beam},
           {"batch_size", batch_size},
+          {"batch_tokens", batch_tokens},
           {"sentences", sentences},
           {"target_tokens", target_tokens},
           {"seconds", seconds},
           {"sentences_per_s", sentences_per_s},
           {"tokens_per_s", tokens_per_s},
           {"peak_rss_mb", peak_rss_mb},
+          {"pool_peak_mb", pool_peak_mb},
           {"precision", precision}};
 }
 
 std::string DecodeBenchmarkResult::to_text() const {
   return fmt::format(
-      "beam {} | batch {} | {} | {} sentences, {} target tokens in {:.2f} s\n"
-      "{:.1f} sentences/s | {:.0f} target tokens/s | peak RSS {:.0f} MB",
-      beam, batch_size, precision, sentences, target_tokens, seconds, sentences_per_s, tokens_per_s, peak_rss_mb);
+      "beam {} | batch {} ({} tokens) | {} | {} sentences, {} target tokens in {:.2f} s\n"
+      "{:.1f} sentences/s | {:.0f} target tokens/s | peak RSS {:.0f} MB | pool peak {:.0f} MB",
+      beam, batch_size, batch_tokens, precision, sentences, target_tokens, seconds, sentences_per_s, tokens_per_s,
+      peak_rss_mb, pool_peak_mb);
 }
 
 }  // namespace attn::bench

@@ -21,8 +21,10 @@ struct DecodeBenchmarkResult {
   double seconds = 0;
   double sentences_per_s = 0;
   double tokens_per_s = 0;
-  double peak_rss_mb = 0;  // the process's, model and load included
-  std::string precision;   // of the matmuls (f32, bf16, int8): the caller's to fill in
+  int64_t batch_tokens = 0;
+  double peak_rss_mb = 0;   // the process's, model and load included
+  double pool_peak_mb = 0;  // the buffer pool's most live + cached bytes while decoding (weights included)
+  std::string precision;    // of the matmuls (f32, bf16, int8): the caller's to fill in
 
   nlohmann::json to_json() const;
   std::string to_text() const;
@@ -34,7 +36,8 @@ struct DecodeBenchmarkResult {
 DecodeBenchmarkResult run_decode_benchmark(const decode::Translator& translator, const std::vector<std::string>& lines,
                                            const decode::TranslateOptions& options);
 
-// Searches `sentences` random id sequences of `source_length` tokens.
+// Searches `sentences` random id sequences of `source_length` tokens, in batches as
+// decode::length_sorted_batches cuts them.
 DecodeBenchmarkResult run_random_decode_benchmark(const models::Seq2SeqModel& model, int64_t sentences,
                                                   int64_t source_length, const decode::TranslateOptions& options,
                                                   uint64_t seed);

@@ -96,6 +96,8 @@ void* BufferPool::acquire(size_t bytes, size_t* capacity_bytes) {
     live_bytes_ += size;
     high_water_ = std::max(high_water_, live_bytes_);
     evict_for(0);  // live_bytes_ already counts the new block
+    // Only a new block adds to what the pool holds: the peak is taken here.
+    peak_ = std::max(peak_, live_bytes_ + cached_bytes_);
   }
   *capacity_bytes = size;
   return allocate(size);
@@ -128,7 +130,7 @@ void BufferPool::end_step() {
 
 BufferPool::Stats BufferPool::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return Stats{live_bytes_, cached_bytes_, high_water_, limit(), reuses_};
+  return Stats{live_bytes_, cached_bytes_, high_water_, limit(), reuses_, peak_};
 }
 
 void BufferPool::set_capacity(size_t bytes) {
@@ -145,6 +147,12 @@ void BufferPool::trim() {
   limit_ = 0;
   recent_high_water_.clear();
   high_water_ = live_bytes_;
+  peak_ = live_bytes_;
+}
+
+void BufferPool::reset_peak() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  peak_ = live_bytes_ + cached_bytes_;
 }
 
 }  // namespace attn

@@ -45,6 +45,7 @@ class BufferPool {
     size_t limit_bytes = 0;       // bound on live + cached (the window's and this step's high-water
                                   // mark); 0 before the first end_step()
     uint64_t reuses = 0;          // acquisitions served from a free block
+    size_t peak_bytes = 0;        // most live + cached bytes since the last reset_peak() or trim()
   };
   Stats stats() const;
 
@@ -53,6 +54,8 @@ class BufferPool {
   uint64_t reuses() const { return stats().reuses; }
   // Frees every cached block and forgets the step limit (tests, between unrelated workloads).
   void trim();
+  // Starts peak_bytes over from the bytes held now (a benchmark's own peak).
+  void reset_peak();
 
  private:
   struct SizeClass {
@@ -79,6 +82,7 @@ class BufferPool {
   size_t live_bytes_ = 0;
   size_t high_water_ = 0;
   size_t limit_ = 0;
+  size_t peak_ = 0;
   std::deque<size_t> recent_high_water_;  // the last kStepWindow steps
   size_t capacity_ = size_t(4) << 30;
   uint64_t reuses_ = 0;

@@ -176,6 +176,7 @@ std::vector<std::vector<Hypothesis>> beam_search(const models::Seq2SeqModel& mod
   std::vector<int64_t> keep_rows;
   std::vector<int32_t> next;
   while (!active.empty()) {
+    end_search_step();  // the encoder's or the previous step's temporaries are freed by now
     Tensor logits = model.step(ctx, *state, previous);  // (R, V), R = live beams of all sentences
     ops::log_softmax_rows_in_place(logits);
     std::vector<int64_t> first_row = first_rows(active);

@@ -34,6 +34,7 @@ std::vector<Hypothesis> one_token_at_a_time(const models::Seq2SeqModel& model, c
   const LogitsProcessors processors(options);
 
   while (!active.empty()) {
+    end_search_step();  // the encoder's or the previous step's temporaries are freed by now
     Tensor logits = model.step(ctx, *state, previous);  // (R, V)
     ops::log_softmax_rows_in_place(logits);
     int64_t width = logits.dim(1);

@@ -89,6 +89,13 @@ std::vector<Hypothesis> sample_search(const models::Seq2SeqModel& model, const d
 // under `sampling` (temperature, top_k, top_p); ties go to the lower id.
 int32_t sample_token(const float* log_probs, int64_t width, const SamplingOptions& sampling, float u);
 
+// A decoder step of a search has ended (each search loop calls it once per step, before the
+// next model.step): the buffer pool's end_step(), so that the step's freed temporaries and the
+// KV caches it replaced go back to the system instead of piling up in the pool's free lists
+// for the rest of the search. A long sentence otherwise keeps a block of every cache length it
+// went through (core/buffer_pool.h).
+void end_search_step();
+
 // Longest output allowed for a source of `source_length` tokens (at least 1).
 int64_t max_output_length(int64_t source_length, const SearchOptions& options);
 // GNMT length penalty ((5 + length) / 6)^alpha.

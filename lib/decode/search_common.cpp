@@ -1,9 +1,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/buffer_pool.h"
 #include "decode/search.h"
 
 namespace attn::decode {
+
+void end_search_step() { BufferPool::instance().end_step(); }
 
 int64_t max_output_length(int64_t source_length, const SearchOptions& options) {
   int64_t length = static_cast<int64_t>(options.max_len_ratio * float(source_length)) + options.max_len_extra;

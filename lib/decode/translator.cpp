@@ -38,6 +38,7 @@ TranslateOptions translate_options(const io::Config& config) {
   options.search.min_length = d.min_length;
   options.search.no_repeat_ngram = d.no_repeat_ngram;
   options.batch_size = d.batch_size;
+  options.batch_tokens = d.batch_tokens;
   options.max_source_tokens = options.search.max_output_tokens = models::max_sequence_length(config);
   return options;
 }
@@ -54,17 +55,23 @@ TranslateOptions translate_options(const std::vector<const io::Config*>& configs
 }
 
 std::vector<std::vector<int64_t>> length_sorted_batches(const std::vector<std::vector<int32_t>>& encoded,
-                                                        int64_t batch_size) {
+                                                        int64_t batch_size, int64_t batch_tokens) {
   ATTN_CHECK(batch_size > 0, "decoding batch size ", batch_size, " must be positive");
+  ATTN_CHECK(batch_tokens >= 0, "decoding batch tokens ", batch_tokens, " must be >= 0");
   std::vector<int64_t> order;
   for (size_t i = 0; i < encoded.size(); ++i)
     if (!encoded[i].empty()) order.push_back(int64_t(i));
   std::stable_sort(order.begin(), order.end(),
                    [&](int64_t a, int64_t b) { return encoded[a].size() < encoded[b].size(); });
+  // Lengths ascend, so a sentence added to a batch is its longest.
+  const auto fits = [&](const std::vector<int64_t>& batch, int64_t line) {
+    const int64_t rows = int64_t(batch.size()) + 1;
+    return rows <= batch_size && (batch_tokens == 0 || rows * int64_t(encoded[line].size()) <= batch_tokens);
+  };
   std::vector<std::vector<int64_t>> batches;
-  for (size_t begin = 0; begin < order.size(); begin += size_t(batch_size)) {
-    const size_t end = std::min(order.size(), begin + size_t(batch_size));
-    batches.emplace_back(order.begin() + begin, order.begin() + end);
+  for (int64_t line : order) {
+    if (batches.empty() || !fits(batches.back(), line)) batches.emplace_back();
+    batches.back().push_back(line);
   }
   return batches;
 }
@@ -113,7 +120,7 @@ std::vector<Translation> Translator::translate(const std::vector<std::string>& l
 std::vector<Translation> Translator::translate_ids(const std::vector<std::vector<int32_t>>& encoded,
                                                    int64_t first_line) const {
   std::vector<Translation> result(encoded.size());
-  for (const std::vector<int64_t>& lines : length_sorted_batches(encoded, options_.batch_size)) {
+  for (const std::vector<int64_t>& lines : length_sorted_batches(encoded, options_.batch_size, options_.batch_tokens)) {
     std::vector<const std::vector<int32_t>*> sentences;
     for (int64_t line : lines) sentences.push_back(&encoded[line]);
     data::Batch batch = source_batch(sentences, options_.max_source_tokens);

@@ -23,6 +23,10 @@ namespace attn::decode {
 struct TranslateOptions {
   SearchOptions search;
   int batch_size = 32;
+  // A batch also holds at most this many source tokens, sentences x the longest (eos included;
+  // 0 = no bound): its encoder output, KV caches and beams grow with it, so a window of long
+  // sentences is cut into more, smaller batches (decode.batch_tokens).
+  int64_t batch_tokens = 0;
   int64_t max_source_tokens = 0;  // longer inputs are truncated (0 = no limit)
   // Streaming (TranslationWindow): lines are sorted by length within a window of this many
   // batches. On the Tatoeba test set, batches of 32 sorted in windows of 16 need 2% more
@@ -104,9 +108,11 @@ inline constexpr int kInferencePadMultiple = 8;
 data::Batch source_batch(const std::vector<const std::vector<int32_t>*>& sentences, int64_t max_length = 0);
 
 // How decoding batches encoded lines: the non-empty ones (input indices), stably sorted by
-// length, cut into batches of at most batch_size. Outputs go back to these indices.
+// length, cut into consecutive batches of at most batch_size sentences and, when batch_tokens
+// > 0, of at most batch_tokens source tokens counted as sentences x the longest (a sentence
+// longer than the budget is a batch of its own). Outputs go back to these indices.
 std::vector<std::vector<int64_t>> length_sorted_batches(const std::vector<std::vector<int32_t>>& encoded,
-                                                        int64_t batch_size);
+                                                        int64_t batch_size, int64_t batch_tokens = 0);
 
 // Each line's ids with eos appended; an empty line gives no ids. A line of max_tokens or more
 // tokens (eos included; 0 = no limit) keeps its first max_tokens - 1 and a warning names it as

@@ -117,6 +117,7 @@ void DecodeConfig::validate(const std::string& path) const {
   require_positive(key("max_len_ratio"), max_len_ratio);
   require_at_least(key("max_len_extra"), max_len_extra, 0);
   require_at_least(key("batch_size"), batch_size, 1);
+  require_at_least(key("batch_tokens"), batch_tokens, 0);
   require_at_least(key("nbest"), nbest, 1);
   ATTN_CHECK(nbest <= beam, key("nbest"), " (", nbest, ") must be <= ", key("beam"), " (", beam, ")");
   require_at_least(key("min_length"), min_length, 0);

@@ -235,7 +235,11 @@ struct DecodeConfig {
   double max_len_ratio = 1.5;   // max output tokens = ratio * source tokens + extra
   int max_len_extra = 10;
   int batch_size = 32;  // sentences per batch
-  int nbest = 1;        // hypotheses returned per sentence (<= beam)
+  // And at most this many source tokens per batch, counted as sentences x the longest one (eos
+  // included): a batch of long sentences gets fewer of them, so its KV caches and beams stay
+  // bounded whatever the input. 0 = no bound (batch_size alone).
+  int batch_tokens = 2048;
+  int nbest = 1;  // hypotheses returned per sentence (<= beam)
   // No eos before the output holds this many tokens (eos not counted); the max output length
   // wins over it. 0 = off.
   int min_length = 0;
@@ -248,6 +252,7 @@ struct DecodeConfig {
     v("max_len_ratio", max_len_ratio);
     v("max_len_extra", max_len_extra);
     v("batch_size", batch_size);
+    v("batch_tokens", batch_tokens);
     v("nbest", nbest);
     v("min_length", min_length);
     v("no_repeat_ngram", no_repeat_ngram);

@@ -24,7 +24,8 @@ std::vector<SentenceResult> TranslatorBackend::decode(
     const std::vector<std::optional<decode::AlignmentExtraction>>& alignments) {
   decode::TranslateOptions options = options_;
   options.search.nbest = nbest;
-  options.batch_size = std::max<int>(options.batch_size, int(sentences.size()));  // one batch, as the queue made it
+  // One batch, as the queue made it, unless it holds more than decode.batch_tokens source tokens.
+  options.batch_size = std::max<int>(options.batch_size, int(sentences.size()));
   const decode::Translator translator(model_, source_vocab_, target_vocab_, options);
   std::vector<std::vector<int32_t>> encoded;
   encoded.reserve(sentences.size());

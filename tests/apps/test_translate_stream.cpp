@@ -1,6 +1,7 @@
 // attn-translate streams, as Marian and fairseq-interactive do: a line is answered as soon as
 // the input pauses, memory does not grow with the input, --input/--output files (the output
 // complete or not at all), a summary at the end, and a progress line when stderr is a terminal.
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <fcntl.h>
@@ -18,6 +19,7 @@
 #include "apps/app_fixtures.h"
 
 using namespace attn::testing;
+using nlohmann::json;
 
 namespace {
 
@@ -181,4 +183,73 @@ TEST_CASE("attn-translate shows a progress line when stderr is a terminal - and 
       CHECK_THAT(text, !Catch::Contains("lines translated"));
   }
   ::close(master);
+}
+
+TEST_CASE("attn-translate --batch-tokens: the same translations in input order - a bad budget named in one line",
+          "[cli][stream]") {
+  TempDir dir;
+  const std::string run_dir = train_tiny_run(dir);
+  std::vector<std::string> lines = split_lines(read_text(dir.file("valid.src")));
+  lines.resize(std::min<size_t>(lines.size(), 40));
+  for (size_t i = 0; i + 2 < lines.size(); i += 5) lines[i] += " " + lines[i + 1] + " " + lines[i + 2];  // long ones
+  write_lines(dir.file("in.txt"), lines);
+  const std::string model = "--model " + quoted(run_dir) + " --quiet --beam 3 --batch-size 8";
+  auto translate = [&](const std::string& flags) {
+    Result result = run_program(dir, "attn-translate", model + " " + flags, dir.file("in.txt"));
+    INFO("attn-translate " << flags << " stderr:\n" << result.err);
+    REQUIRE(result.exit_code == 0);
+    REQUIRE(split_lines(result.out).size() == lines.size());
+    return result.out;
+  };
+  const std::string unbounded = translate("--batch-tokens 0");
+  CHECK(translate("--batch-tokens 20") == unbounded);  // small batches, the long lines alone
+  CHECK(translate("") == unbounded);                   // the run's decode.batch_tokens
+
+  check_refused(run_program(dir, "attn-translate", model + " --batch-tokens -1", dir.file("in.txt")), "--batch-tokens");
+  check_refused(run_program(dir, "attn-bench", "decode --model " + quoted(run_dir) + " --batch-tokens -5"),
+                "--batch-tokens");
+  // A config with a bad decode.batch_tokens is refused with the key named.
+  json config = json::parse(read_text(dir.file("run/config.json")));
+  config["decode"]["batch_tokens"] = -3;
+  std::ofstream(dir.file("run/config.json")) << config.dump(2) << '\n';
+  check_refused(run_program(dir, "attn-translate", model, dir.file("in.txt")), "decode.batch_tokens");
+}
+
+TEST_CASE("tools/bench-decode-memory.sh tables the peak RSS of three inputs - before and after", "[cli][stream]") {
+  if (std::system("test -x /usr/bin/time") != 0) {
+    WARN("no /usr/bin/time: the script is not run");
+    return;
+  }
+  TempDir dir;
+  const std::string run_dir = train_tiny_run(dir);
+  // The script's data layout, filled with the tiny corpus' sentences.
+  const std::string valid = read_text(dir.file("valid.src"));
+  for (const std::string corpus : {"tatoeba_en_it", "iwslt17_en_it"}) {
+    std::filesystem::create_directories(dir.file("data/" + corpus));
+    std::ofstream(dir.file("data/" + corpus + "/test.en")) << valid;
+  }
+  const std::string apps = quoted(kApps.substr(0, kApps.size() - 1));
+  const std::string command = "bash " + quoted(std::string(ATTN_SOURCE_DIR) + "/tools/bench-decode-memory.sh") + " " +
+                              quoted(run_dir) + " --bin " + apps + " --baseline " + apps + " --data " +
+                              quoted(dir.file("data")) + " --lines 8 --beam 2 --threads 1 --outputs " +
+                              quoted(dir.file("outputs")) + " > " + quoted(dir.file("table.md")) + " 2> " +
+                              quoted(dir.file("table.err"));
+  const int status = std::system(command.c_str());
+  const std::string table = read_text(dir.file("table.md"));
+  INFO("stdout:\n" << table << "\nstderr:\n" << read_text(dir.file("table.err")));
+  REQUIRE(status == 0);
+  for (const std::string row : {"| Tatoeba test | 8 |", "| IWSLT17 test | 8 |", "| IWSLT17 test, 4 lines joined |"})
+    CHECK_THAT(table, Catch::Contains(row));
+  CHECK_THAT(table, Catch::Contains("after / before"));
+  // The same build twice: the same translations.
+  CHECK(read_text(dir.file("outputs/long.after.txt")) == read_text(dir.file("outputs/long.before.txt")));
+  CHECK(split_lines(read_text(dir.file("outputs/tatoeba.after.txt"))).size() == 8);
+
+  // A failing attn-translate stops it with a message (a run directory without a model).
+  std::filesystem::create_directories(dir.file("empty_run"));
+  const std::string failing = "bash " + quoted(std::string(ATTN_SOURCE_DIR) + "/tools/bench-decode-memory.sh") + " " +
+                              quoted(dir.file("empty_run")) + " --bin " + apps + " --data " + quoted(dir.file("data")) +
+                              " > /dev/null 2> " + quoted(dir.file("fail.err"));
+  CHECK(std::system(failing.c_str()) != 0);
+  CHECK_THAT(read_text(dir.file("fail.err")), Catch::Contains("attn-translate failed"));
 }

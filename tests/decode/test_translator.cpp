@@ -217,6 +217,63 @@ TEST_CASE("length_sorted_batches cover every non-empty line once - sorted by len
   CHECK_THROWS_WITH(decode::length_sorted_batches(encoded, 0), Catch::Contains("batch size 0"));
 }
 
+TEST_CASE("length_sorted_batches with a token budget: the same order - no batch over the budget",
+          "[decode][translator]") {
+  const std::vector<int64_t> lengths = {5, 1, 9, 1, 0, 3, 7, 5, 2, 8, 1, 4, 30, 6};  // line 4 is empty
+  std::vector<std::vector<int32_t>> encoded;
+  for (int64_t length : lengths) encoded.emplace_back(length, data::kEosId);
+  const auto flat = [](const std::vector<std::vector<int64_t>>& batches) {
+    std::vector<int64_t> order;
+    for (const auto& batch : batches) order.insert(order.end(), batch.begin(), batch.end());
+    return order;
+  };
+  const auto unbounded = decode::length_sorted_batches(encoded, 4);
+  CHECK(decode::length_sorted_batches(encoded, 4, 0) == unbounded);    // 0: no budget
+  CHECK(decode::length_sorted_batches(encoded, 4, 120) == unbounded);  // 4 x 30 fits: the budget never binds
+  for (int64_t budget : {1, 8, 16, 24}) {
+    INFO("budget " << budget);
+    const auto batches = decode::length_sorted_batches(encoded, 4, budget);
+    CHECK(flat(batches) == flat(unbounded));  // the same length-sorted order, cut more often
+    CHECK(batches.size() > unbounded.size());
+    for (const auto& batch : batches) {
+      CHECK(batch.size() <= 4);
+      int64_t longest = 0;
+      for (int64_t line : batch) longest = std::max<int64_t>(longest, lengths[line]);
+      if (batch.size() > 1) CHECK(int64_t(batch.size()) * longest <= budget);  // one sentence may exceed it
+    }
+  }
+  // 16 tokens: lengths {1, 1, 1, 2} (4 x 2), {3, 4, 5} (3 x 5; a fourth 5 would make 20), {5, 6},
+  // {7, 8} (2 x 8), {9}, {30} (alone, over the budget).
+  CHECK(decode::length_sorted_batches(encoded, 4, 16) ==
+        std::vector<std::vector<int64_t>>{{1, 3, 10, 8}, {5, 11, 0}, {7, 13}, {6, 9}, {2}, {12}});
+  CHECK_THROWS_WITH(decode::length_sorted_batches(encoded, 4, -1), Catch::Contains("batch tokens -1"));
+}
+
+TEST_CASE("a token budget gives the translations of no budget - in input order", "[decode][translator]") {
+  Fixture fixture;
+  std::istringstream text(attn::testing::synthetic_text(150, 11));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(text, line);) lines.push_back(line);
+  for (size_t i = 0; i < 150; i += 10) lines[i] += " " + lines[i + 1] + " " + lines[i + 2];  // some long lines
+  lines[7] = "";
+  for (int beam : {1, 3}) {
+    INFO("beam " << beam);
+    decode::TranslateOptions options = fixture.options(beam);
+    options.batch_size = 16;
+    const auto unbounded = decode::Translator(*fixture.model, fixture.vocab, fixture.vocab, options).translate(lines);
+    options.batch_tokens = 40;  // a few sentences per batch, the long ones alone
+    const auto budgeted = decode::Translator(*fixture.model, fixture.vocab, fixture.vocab, options).translate(lines);
+    REQUIRE(budgeted.size() == lines.size());
+    CHECK(budgeted[7].nbest.empty());
+    for (size_t i = 0; i < lines.size(); ++i) {
+      INFO("line " << i << ": " << lines[i]);
+      CHECK(budgeted[i].text == unbounded[i].text);
+      if (!lines[i].empty())
+        CHECK(budgeted[i].source == decode::encode_lines({lines[i]}, fixture.vocab, kPositions)[0]);
+    }
+  }
+}
+
 TEST_CASE("translate_options reads decode.* and caps lengths at the model's limit for every family",
           "[decode][translator]") {
   io::Config config;
@@ -225,6 +282,7 @@ TEST_CASE("translate_options reads decode.* and caps lengths at the model's limi
   config.decode.max_len_ratio = 2.0;
   config.decode.max_len_extra = 3;
   config.decode.batch_size = 11;
+  config.decode.batch_tokens = 700;
   config.decode.min_length = 4;
   config.decode.no_repeat_ngram = 3;
   config.model.transformer.max_positions = 96;
@@ -237,6 +295,7 @@ TEST_CASE("translate_options reads decode.* and caps lengths at the model's limi
   CHECK(transformer.search.max_len_ratio == 2.f);
   CHECK(transformer.search.max_len_extra == 3);
   CHECK(transformer.batch_size == 11);
+  CHECK(transformer.batch_tokens == 700);
   CHECK(transformer.search.min_length == 4);
   CHECK(transformer.search.no_repeat_ngram == 3);
   CHECK(transformer.max_source_tokens == 96);  // the position table
