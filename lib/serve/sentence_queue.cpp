@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "core/process_memory.h"
+
 namespace attn::serve {
 
 PendingRequest::PendingRequest(std::vector<std::string> sentences, int nbest,
@@ -99,7 +101,14 @@ void SentenceQueue::run() {
     if (batch.empty()) continue;
     lock.unlock();
     decode(batch);
+    // Idle now: what the batch freed goes back to the kernel, so a server's RSS over days
+    // follows its current batches, not the longest it ever decoded (core/process_memory.h).
     lock.lock();
+    if (waiting_.empty()) {
+      lock.unlock();
+      release_free_memory();
+      lock.lock();
+    }
   }
 }
 
