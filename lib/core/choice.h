@@ -134,4 +134,21 @@ struct ChoiceNames<ValidMetric> {
                                     std::pair{ValidMetric::loss, "loss"}};
 };
 
+// train.guided_alignment.cost: the loss between attention and reference alignments
+// (ops/guided_alignment_loss.h).
+enum class GuidedAlignmentCost { ce, mse };
+template <>
+struct ChoiceNames<GuidedAlignmentCost> {
+  static constexpr std::array table{std::pair{GuidedAlignmentCost::ce, "ce"},
+                                    std::pair{GuidedAlignmentCost::mse, "mse"}};
+};
+
+// data.train_alignments_level: what the indices of data.train_alignments count.
+enum class AlignmentLevel { words, pieces };
+template <>
+struct ChoiceNames<AlignmentLevel> {
+  static constexpr std::array table{std::pair{AlignmentLevel::words, "words"},
+                                    std::pair{AlignmentLevel::pieces, "pieces"}};
+};
+
 }  // namespace attn

@@ -22,6 +22,7 @@ void fill_row(Batch& batch, int64_t b, const Example& example) {
   batch.src_lengths.push_back(static_cast<int32_t>(example.src.size()));
   batch.tgt_lengths.push_back(static_cast<int32_t>(example.tgt.size()));
   batch.indices.push_back(example.index);
+  batch.links.push_back(example.links);
   batch.src_tokens += static_cast<int64_t>(example.src.size());
   batch.tgt_tokens += static_cast<int64_t>(example.tgt.size());
 }
@@ -49,6 +50,13 @@ Batch make_batch(const std::vector<const Example*>& examples, int pad_multiple) 
   return batch;
 }
 
+int64_t linked_target_rows(const Batch& batch) {
+  int64_t rows = 0;
+  for (const PieceLinks& links : batch.links)  // ordered by target: count the distinct targets
+    for (size_t i = 0; i < links.size(); ++i) rows += i == 0 || links[i].second != links[i - 1].second ? 1 : 0;
+  return rows;
+}
+
 Batch shard(const Batch& batch, int rank, int world) {
   ATTN_CHECK(world >= 1 && rank >= 0 && rank < world, "shard: rank ", rank, " outside world of ", world);
   const int64_t base = batch.size / world, extra = batch.size % world;
@@ -69,6 +77,7 @@ Batch shard(const Batch& batch, int rank, int world) {
   part.src_lengths = rows(batch.src_lengths, 1);
   part.tgt_lengths = rows(batch.tgt_lengths, 1);
   part.indices = rows(batch.indices, 1);
+  part.links = rows(batch.links, 1);
   for (int64_t b = 0; b < part.size; ++b) {
     part.src_tokens += part.src_lengths[b];
     part.tgt_tokens += part.tgt_lengths[b];

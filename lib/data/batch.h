@@ -26,7 +26,13 @@ struct Batch {
   std::vector<int32_t> tgt_lengths;        // (B)
   std::vector<int64_t> indices;            // (B) Example::index of each row
   int64_t src_tokens = 0, tgt_tokens = 0;  // real (unpadded) token counts
+  // (B) each row's piece links (Example::links): link (s, t) says the decoder position t, which
+  // predicts tgt_out[t], attends to source position s. Empty rows without alignments.
+  std::vector<PieceLinks> links;
 };
+
+// Target positions of the batch with at least one link: the rows guided alignment averages over.
+int64_t linked_target_rows(const Batch& batch);
 
 // Rounds `length` up to a multiple of `multiple`.
 int64_t pad_length(int64_t length, int64_t multiple);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "data/training_links.h"
 #include "data/vocab.h"
 
 namespace attn::data {
@@ -38,11 +39,12 @@ ParallelText read_parallel(const std::string& src_path, const std::string& tgt_p
 
 // One sentence pair as ids; both sides end with eos. `index` is the pair's line in the text,
 // so results can be written back in input order; `corpus` which of the training corpora it
-// came from.
+// came from; `links` its piece links for guided alignment training (training_links.h).
 struct Example {
   std::vector<int32_t> src, tgt;
   int64_t index = 0;
   int32_t corpus = 0;
+  PieceLinks links{};  // reference alignments (data.train_alignments); empty without
 };
 
 enum class PairStatus : uint8_t { kept, too_long, empty };

@@ -33,10 +33,16 @@ void unpack_ids(const uint8_t*& p, int32_t count, std::vector<int32_t>& ids) {
 
 void PackedExamples::add(const Example& example) {
   ATTN_CHECK(example.src.size() <= INT32_MAX && example.tgt.size() <= INT32_MAX, "PackedExamples: pair too long");
+  ATTN_CHECK(example.links.size() <= INT32_MAX, "PackedExamples: too many links");
   entries_.push_back({static_cast<int64_t>(bytes_.size()), example.index, static_cast<int32_t>(example.src.size()),
-                      static_cast<int32_t>(example.tgt.size()), example.corpus});
+                      static_cast<int32_t>(example.tgt.size()), example.corpus,
+                      static_cast<int32_t>(example.links.size())});
   for (int32_t id : example.src) put_varint(bytes_, id);
   for (int32_t id : example.tgt) put_varint(bytes_, id);
+  for (const PieceLink& link : example.links) {
+    put_varint(bytes_, link.first);
+    put_varint(bytes_, link.second);
+  }
 }
 
 void PackedExamples::reserve_like_so_far(size_t pairs) {
@@ -59,6 +65,11 @@ Example PackedExamples::unpack(size_t i) const {
   const uint8_t* p = bytes_.data() + entry.offset;
   unpack_ids(p, entry.src_length, example.src);
   unpack_ids(p, entry.tgt_length, example.tgt);
+  example.links.resize(size_t(entry.links));
+  for (PieceLink& link : example.links) {
+    link.first = get_varint(p);
+    link.second = get_varint(p);
+  }
   return example;
 }
 

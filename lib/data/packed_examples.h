@@ -3,7 +3,8 @@
 //
 // A std::vector<Example> costs two heap blocks and 56 bytes of headers per pair besides its
 // ids. Here every id is a LEB128 varint in one byte array (ids below 128 take one byte, below
-// 16,384 two: every id of an 8k or 16k vocabulary), with a 32-byte entry per pair, so a window
+// 16,384 two: every id of an 8k or 16k vocabulary; a pair's alignment links follow its ids the
+// same way), with a 32-byte entry per pair, so a window
 // of a million 30-token pairs takes ~150 MB instead of ~350 MB. Pairs are unpacked one batch at
 // a time.
 #include <algorithm>
@@ -35,6 +36,7 @@ class PackedExamples {
     int64_t index;
     int32_t src_length, tgt_length;
     int32_t corpus;
+    int32_t links;  // after the target ids, each link (source, target) as two varints
   };
   std::vector<uint8_t> bytes_;
   std::vector<Entry> entries_;

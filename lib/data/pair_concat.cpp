@@ -11,9 +11,13 @@ namespace {
 
 constexpr size_t kMaxPartners = 3;  // ConcatOptions::max_pairs is at most 4
 
-// Appends `part`'s ids without its eos.
-void append_text(std::vector<int32_t>& side, const std::vector<int32_t>& part) {
-  side.insert(side.end(), part.begin(), part.end() - 1);
+// Appends `part`'s ids without its eos, and its links shifted past the text already there.
+void append_pair(Example& combined, const Example& part) {
+  const auto source_shift = int32_t(combined.src.size()), target_shift = int32_t(combined.tgt.size());
+  for (const PieceLink& link : part.links)
+    combined.links.emplace_back(link.first + source_shift, link.second + target_shift);
+  combined.src.insert(combined.src.end(), part.src.begin(), part.src.end() - 1);
+  combined.tgt.insert(combined.tgt.end(), part.tgt.begin(), part.tgt.end() - 1);
 }
 
 }  // namespace
@@ -36,13 +40,8 @@ PackedExamples concatenate_pairs(const PackedExamples& examples, const ConcatOpt
     for (size_t p = 0; p < partners; ++p) others[p] = size_t(draws.below(n));
     if (join && n > 1) {
       Example combined;
-      append_text(combined.src, example.src);
-      append_text(combined.tgt, example.tgt);
-      for (size_t p = 0; p < partners; ++p) {
-        const Example part = examples.unpack(others[p]);
-        append_text(combined.src, part.src);
-        append_text(combined.tgt, part.tgt);
-      }
+      append_pair(combined, example);
+      for (size_t p = 0; p < partners; ++p) append_pair(combined, examples.unpack(others[p]));
       // + 1: the eos.
       if (int64_t(combined.src.size()) + 1 <= max_len && int64_t(combined.tgt.size()) + 1 <= max_len) {
         combined.src.push_back(kEosId);

@@ -5,7 +5,9 @@
 //
 // With probability prob an example becomes the join of itself and 1..max_pairs-1 partners drawn
 // at random from the same set, source sides joined in that order and target sides in the same
-// order. Each side keeps exactly one eos, at its end (the inner ones are dropped). A join longer
+// order. Each side keeps exactly one eos, at its end (the inner ones are dropped); each part's
+// alignment links move with its text (shifted by the lengths of the parts before it), so they
+// stay ordered by target. A join longer
 // than max_len on either side is not made: the example stays single. The draws come from `seed`
 // alone (one generator, in example order), so the result is the same for every thread count and
 // again on resume.

@@ -59,16 +59,26 @@ class PairReader::File {
   size_t capacity_ = 0;
 };
 
-PairReader::PairReader(const std::string& src_path, const std::string& tgt_path, PairReaderPosition start)
+PairReader::PairReader(const std::string& src_path, const std::string& tgt_path, PairReaderPosition start,
+                       const std::string& links_path)
     : src_(std::make_unique<File>(src_path, start.src_offset)),
       tgt_(std::make_unique<File>(tgt_path, start.tgt_offset)),
+      links_(links_path.empty() ? nullptr : std::make_unique<File>(links_path, start.links_offset)),
       position_(start) {}
 
 PairReader::~PairReader() = default;
 PairReader::PairReader(PairReader&&) noexcept = default;
 PairReader& PairReader::operator=(PairReader&&) noexcept = default;
 
-bool PairReader::check_ends_together(bool src_ended, bool tgt_ended) const {
+bool PairReader::check_ends_together(bool src_ended, bool tgt_ended, bool links_ended) const {
+  if (links_ && links_ended != src_ended && src_ended == tgt_ended) {
+    throw Error("the alignments file '" + links_->path() + "' " +
+                (links_ended ? "ends after line " + std::to_string(position_.line) + " but '" + src_->path() +
+                                   "' has a line " + std::to_string(position_.line + 1)
+                             : "has a line " + std::to_string(position_.line + 1) + " but '" + src_->path() +
+                                   "' ends after line " + std::to_string(position_.line)) +
+                "; it must align line by line with the corpus");
+  }
   if (src_ended == tgt_ended) return src_ended;
   const File& shorter = src_ended ? *src_ : *tgt_;
   const File& longer = src_ended ? *tgt_ : *src_;
@@ -77,14 +87,21 @@ bool PairReader::check_ends_together(bool src_ended, bool tgt_ended) const {
               std::to_string(position_.line + 1) + "; the two sides must align line by line");
 }
 
-bool PairReader::next(std::string& src, std::string& tgt) {
+bool PairReader::next(std::string& src, std::string& tgt, std::string* links) {
   const bool src_ended = !src_->next(src, &position_.src_offset);
   const bool tgt_ended = !tgt_->next(tgt, &position_.tgt_offset);
-  if (check_ends_together(src_ended, tgt_ended)) return false;
+  std::string ignored;
+  std::string& link_line = links ? *links : ignored;
+  link_line.clear();
+  const bool links_ended = links_ ? !links_->next(link_line, &position_.links_offset) : src_ended;
+  if (check_ends_together(src_ended, tgt_ended, links_ended)) return false;
   ++position_.line;
   return true;
 }
 
-bool PairReader::at_end() { return check_ends_together(src_->at_end(), tgt_->at_end()); }
+bool PairReader::at_end() {
+  const bool src_ended = src_->at_end();
+  return check_ends_together(src_ended, tgt_->at_end(), links_ ? links_->at_end() : src_ended);
+}
 
 }  // namespace attn::data

@@ -29,7 +29,7 @@ using Setup = TrainingStream::Setup;
 
 // Text pairs waiting to be encoded, with their origin.
 struct RawPairs {
-  std::vector<std::string> src, tgt;
+  std::vector<std::string> src, tgt, links;  // links: the alignments line ("" without a file)
   std::vector<int64_t> line;
   std::vector<int32_t> corpus;
 
@@ -37,6 +37,7 @@ struct RawPairs {
   void clear() {
     src.clear();
     tgt.clear();
+    links.clear();
     line.clear();
     corpus.clear();
   }
@@ -63,6 +64,16 @@ void encode_into(const Setup& setup, const RawPairs& raw, int64_t serial, int64_
 #pragma omp critical(attn_encode_window_failure)
       if (!failure)
         failure = setup.corpora[raw.corpus[i]].src + " line " + std::to_string(raw.line[i] + 1) + ": " + error.what();
+      continue;
+    }
+    const std::string& alignments = setup.corpora[raw.corpus[i]].alignments;
+    if (alignments.empty() || status[i] != PairStatus::kept) continue;
+    try {
+      slots[i].links = pair_links(raw.links[i], setup.options.alignment_level, raw.src[i], raw.tgt[i], slots[i].src,
+                                  slots[i].tgt, setup.src_vocab, setup.tgt_vocab);
+    } catch (const std::exception& error) {
+#pragma omp critical(attn_encode_window_failure)
+      if (!failure) failure = alignments + " line " + std::to_string(raw.line[i] + 1) + ": " + error.what();
     }
   }
   ATTN_CHECK(!failure, "encoding the training corpus: ", *failure);
@@ -91,16 +102,17 @@ class CorpusReaders {
  public:
   CorpusReaders(const Setup& setup, std::vector<CorpusPosition> start) : setup_(setup), at_(std::move(start)) {
     for (size_t i = 0; i < at_.size(); ++i)
-      readers_.emplace_back(setup.corpora[i].src, setup.corpora[i].tgt, at_[i].reader);
+      readers_.emplace_back(setup.corpora[i].src, setup.corpora[i].tgt, at_[i].reader, setup.corpora[i].alignments);
   }
 
   void read(size_t i, RawPairs& raw) {
     if (readers_[i].at_end()) start_over(i);
-    std::string src, tgt;
-    ATTN_CHECK(readers_[i].next(src, tgt), "the training corpus '", setup_.corpora[i].src, "' / '",
+    std::string src, tgt, links;
+    ATTN_CHECK(readers_[i].next(src, tgt, &links), "the training corpus '", setup_.corpora[i].src, "' / '",
                setup_.corpora[i].tgt, "' has no lines");
     raw.src.push_back(std::move(src));
     raw.tgt.push_back(std::move(tgt));
+    raw.links.push_back(std::move(links));
     raw.line.push_back(readers_[i].position().line - 1);
     raw.corpus.push_back(static_cast<int32_t>(i));
     if (readers_[i].at_end()) start_over(i);  // now, so that an epoch ends with its last pair
@@ -120,7 +132,7 @@ class CorpusReaders {
     ATTN_CHECK(!(readers_[i].position() == PairReaderPosition{}), "the training corpus '", setup_.corpora[i].src,
                "' / '", setup_.corpora[i].tgt, "' has no lines");
     ++at_[i].passes;
-    readers_[i] = PairReader(setup_.corpora[i].src, setup_.corpora[i].tgt);
+    readers_[i] = PairReader(setup_.corpora[i].src, setup_.corpora[i].tgt, {}, setup_.corpora[i].alignments);
   }
 
   const Setup& setup_;

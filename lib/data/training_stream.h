@@ -24,6 +24,11 @@
 // (options.sampling: each side's segmentation sampled, Vocab::encode_sampled) and concatenated
 // pairs (options.concat, pair_concat.h) made from the window's encoded pairs before it is batched.
 //
+// Reference alignments (guided alignment training): a corpus with an alignments file has it read
+// line by line with its pairs (the reader's offset in it is part of its position), and each kept
+// pair carries its piece links (Example::links, training_links.h) into its batch; a join of pairs
+// carries each part's links shifted. A bad line is an error naming the file and the line.
+//
 // Resume: a StreamPosition (the window's number and epoch, the readers' byte offsets at its
 // start, batches taken from it, pairs seen per corpus) restores the stream exactly: the window
 // is read again from the same offsets and planned with the same draws. Everything is a function
@@ -47,7 +52,8 @@ namespace attn::data {
 
 struct CorpusFiles {
   std::string src, tgt;
-  double weight = 1.0;  // > 0
+  double weight = 1.0;       // > 0
+  std::string alignments{};  // Pharaoh links of each pair (training_links.h), read in lockstep; "" = none
 };
 
 struct StreamOptions {
@@ -57,6 +63,7 @@ struct StreamOptions {
   int threads = 1;                // encoding threads while nothing trains (the first window, a resumed one)
   SegmentationSampling sampling;  // subword regularisation; off by default
   ConcatOptions concat;           // concatenated pairs; off by default
+  AlignmentLevel alignment_level = AlignmentLevel::words;  // what CorpusFiles::alignments count
 };
 
 // One corpus's reader: where it stands in its files, and how often it went through them.

@@ -1,15 +1,11 @@
 #include "decode/alignment.h"
 
 #include "core/check.h"
+#include "data/training_links.h"
 
 namespace attn::decode {
 
 namespace {
-
-// "▁" (U+2581), SentencePiece's mark of a piece that follows a space.
-constexpr std::string_view kWordStart = "\xE2\x96\x81";
-
-bool special(int32_t id) { return id == data::kEosId || id == data::kBosId || id == data::kPadId; }
 
 // The cross map of the extraction's layer.
 const SentenceMap& chosen_layer(const SentenceAttention& sentence, int requested) {
@@ -60,32 +56,7 @@ AttentionSelection alignment_selection() {
 }
 
 align::WordOf token_words(const std::vector<int32_t>& ids, const data::Vocab& vocab) {
-  // A word starts at the first character after a space: a piece "▁x" starts one, and so does
-  // "x" after a lone "▁" piece, which belongs to the word it precedes (none when none follows),
-  // as the decoded text's whitespace split sees it.
-  align::WordOf words(ids.size(), -1);
-  int64_t word = -1;
-  bool space = true;
-  std::vector<size_t> lone_marks;  // lone "▁" pieces waiting for their word
-  for (size_t p = 0; p < ids.size(); ++p) {
-    if (special(ids[p])) continue;
-    const std::string text = vocab.piece(ids[p]);
-    std::string_view piece = text;
-    while (piece.substr(0, kWordStart.size()) == kWordStart) {
-      piece.remove_prefix(kWordStart.size());
-      space = true;
-    }
-    if (piece.empty()) {
-      lone_marks.push_back(p);
-      continue;
-    }
-    if (space || word < 0) ++word;
-    space = false;
-    words[p] = word;
-    for (size_t mark : lone_marks) words[mark] = word;
-    lone_marks.clear();
-  }
-  return words;
+  return data::piece_words(ids, vocab);
 }
 
 align::SoftAlignment cross_alignment(const SentenceAttention& sentence, const AlignmentExtraction& extraction) {

@@ -30,11 +30,24 @@ void DataConfig::validate(const std::string& path) const {
   const bool shorthand = !train_src.empty() || !train_tgt.empty();
   ATTN_CHECK(!(shorthand && !train.empty()), key("train"), " and ", key("train_src"), "/", key("train_tgt"),
              " exclude each other: list every corpus in ", key("train"));
+  ATTN_CHECK(train_alignments.empty() || train.empty(), key("train_alignments"), " goes with ", key("train_src"), "/",
+             key("train_tgt"), "; with ", key("train"), " give each corpus its \"alignments\"");
 }
 
 std::vector<CorpusConfig> DataConfig::training_corpora() const {
   if (!train.empty()) return train;
-  return {CorpusConfig{train_src, train_tgt, 1.0}};
+  return {CorpusConfig{train_src, train_tgt, 1.0, train_alignments}};
+}
+
+bool DataConfig::has_train_alignments() const {
+  for (const CorpusConfig& corpus : training_corpora())
+    if (!corpus.alignments.empty()) return true;
+  return false;
+}
+
+std::string DataConfig::alignments_key(size_t index) const {
+  if (train.empty()) return "data.train_alignments";
+  return element_key("data.train", index) + ".alignments";
 }
 
 std::string DataConfig::corpus_key(size_t index, bool source) const {
@@ -79,6 +92,11 @@ void RnnConfig::validate(const std::string& path) const {
   require_at_least(key("decoder_hidden"), decoder_hidden, 1);
   require_at_least(key("attention_dim"), attention_dim, 1);
   require_fraction(key("dropout"), dropout);
+}
+
+void GuidedAlignmentConfig::validate(const std::string& path) const {
+  KeyOf key{path};
+  require_at_least(key("weight"), weight, 0);
 }
 
 void TrainConfig::validate(const std::string& path) const {
@@ -146,8 +164,35 @@ void LanguagesConfig::validate(const std::string& path) const {
                *code, "\"");
 }
 
+namespace {
+
+// train.guided_alignment against the rest of the config.
+void validate_guided_alignment(const Config& config, const KeyOf& key) {
+  const GuidedAlignmentConfig& guided = config.train.guided_alignment;
+  if (!guided.on()) return;
+  const std::string weight = key("train.guided_alignment.weight");
+  ATTN_CHECK(config.model.type == ModelType::transformer, weight,
+             " > 0 needs model.type \"transformer\": guided alignment reads a Transformer's cross attention");
+  ATTN_CHECK(config.data.has_train_alignments(), weight, " > 0 needs reference alignments: set ",
+             key(config.data.train.empty() ? "data.train_alignments" : "data.train[i].alignments"),
+             " (attn-align writes them)");
+  const int layers = config.model.transformer.decoder_layers;
+  ATTN_CHECK(guided.layer >= -layers && guided.layer < layers, key("train.guided_alignment.layer"), " ", guided.layer,
+             " is out of range: the decoder has ", layers, " layers (0-", layers - 1, ", or -1 to -", layers,
+             " from the last)");
+  const AttentionHead& head = guided.head;
+  ATTN_CHECK(!head.index || *head.index < config.model.transformer.heads, key("train.guided_alignment.head"), " ",
+             head.index.value_or(0), " is out of range: model.transformer.heads is ", config.model.transformer.heads);
+  ATTN_CHECK(!(config.data.train_alignments_level == AlignmentLevel::pieces && config.vocab.sampling_alpha > 0),
+             key("data.train_alignments_level"), " \"pieces\" excludes ", key("vocab.sampling_alpha"),
+             " > 0: a sampled segmentation has other pieces than the links count");
+}
+
+}  // namespace
+
 void Config::validate(const std::string& path) const {
   KeyOf key{path};
+  validate_guided_alignment(*this, key);
   ATTN_CHECK(!output_dir.empty(), key("output_dir"), " must not be empty");
   ATTN_CHECK(!model.shared_embeddings || vocab.joint, key("model.shared_embeddings"), " requires ", key("vocab.joint"),
              " = true (one vocabulary for both sides)");

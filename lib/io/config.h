@@ -17,12 +17,16 @@ namespace attn::io {
 struct CorpusConfig {
   std::string src, tgt;
   double weight = 1.0;  // batches draw from the corpora in proportion to their weights
+  // Reference alignments for train.guided_alignment: Pharaoh "i-j" links, line i of src/tgt's
+  // pair on line i (attn-align's output). "" = none: the corpus's pairs add no guided loss.
+  std::string alignments{};
 
   template <class V>
   void visit(V& v) {
     v("src", src);
     v("tgt", tgt);
     v("weight", weight);
+    v("alignments", alignments);
   }
   void validate(const std::string& path) const;
 };
@@ -32,6 +36,10 @@ struct CorpusConfig {
 struct DataConfig {
   std::vector<CorpusConfig> train;   // several corpora with weights ...
   std::string train_src, train_tgt;  // ... or one, as a shorthand
+  std::string train_alignments;      // the shorthand's CorpusConfig::alignments
+  // What the alignments' positions count: the whitespace-separated words of the raw lines, or
+  // the SentencePiece pieces of the encoded sides (eos excluded).
+  AlignmentLevel train_alignments_level = AlignmentLevel::words;
   std::string valid_src, valid_tgt;
   std::string test_src, test_tgt;
   int max_len = 100;            // max tokens per side; longer training pairs are skipped and counted
@@ -49,6 +57,8 @@ struct DataConfig {
     v("train", train);
     v("train_src", train_src);
     v("train_tgt", train_tgt);
+    v("train_alignments", train_alignments);
+    v("train_alignments_level", train_alignments_level);
     v("valid_src", valid_src);
     v("valid_tgt", valid_tgt);
     v("test_src", test_src);
@@ -60,8 +70,13 @@ struct DataConfig {
     v("concat_max", concat_max);
   }
   void validate(const std::string& path) const;
-  // The training corpora: data.train, or the one corpus of data.train_src/train_tgt (weight 1).
+  // The training corpora: data.train, or the one corpus of data.train_src/train_tgt (weight 1,
+  // data.train_alignments).
   std::vector<CorpusConfig> training_corpora() const;
+  // Whether some training corpus names an alignments file.
+  bool has_train_alignments() const;
+  // "data.train[1].alignments" or "data.train_alignments".
+  std::string alignments_key(size_t index) const;
   // "data.train[1].src" or "data.train_src": the key that names corpus `index`'s file.
   std::string corpus_key(size_t index, bool source) const;
 };
@@ -160,6 +175,27 @@ struct ModelConfig {
   }
 };
 
+// Guided alignment training (Garg et al. 2019; Marian's --guided-alignment): a loss pulling
+// one decoder layer's cross attention towards the reference alignments of data.train_alignments.
+// The step's loss is the translation loss per target token + weight x the guided loss per
+// linked target position (ops/guided_alignment_loss.h).
+struct GuidedAlignmentConfig {
+  double weight = 0.0;    // 0 = off
+  int layer = -1;         // the decoder layer, from 0; negative counts from the last (-1 = last)
+  AttentionHead head{0};  // one head (Marian and Garg et al. guide one), or "mean" of the heads
+  GuidedAlignmentCost cost = GuidedAlignmentCost::ce;
+
+  template <class V>
+  void visit(V& v) {
+    v("weight", weight);
+    v("layer", layer);
+    v("head", head);
+    v("cost", cost);
+  }
+  void validate(const std::string& path) const;
+  bool on() const { return weight > 0; }
+};
+
 struct TrainConfig {
   std::int64_t seed = 1;
   int threads = 2;  // OpenMP threads (oneDNN and our loops)
@@ -196,6 +232,7 @@ struct TrainConfig {
   ValidMetric valid_metric = ValidMetric::bleu;  // selects the best checkpoint
   int patience = 0;                              // validations without improvement before stopping; 0 = never
   int max_nonfinite_steps = 10;                  // consecutive NaN/Inf losses (steps skipped) before aborting
+  GuidedAlignmentConfig guided_alignment;
 
   template <class V>
   void visit(V& v) {
@@ -225,6 +262,7 @@ struct TrainConfig {
     v("valid_metric", valid_metric);
     v("patience", patience);
     v("max_nonfinite_steps", max_nonfinite_steps);
+    v("guided_alignment", guided_alignment);
   }
   void validate(const std::string& path) const;
 };

@@ -306,6 +306,16 @@ Duration read_duration(const json& j, const std::string& key) {
   }
 }
 
+AttentionHead read_attention_head(const json& j, const std::string& key) {
+  if (j.is_string() && j.get<std::string>() == "mean") return {};
+  const bool index = j.is_number_unsigned() || (j.is_number_integer() && j.get<int64_t>() >= 0);
+  if (!index || j.get<uint64_t>() > uint64_t(std::numeric_limits<int>::max()))
+    type_error(j, key, "a head index from 0 or \"mean\"");
+  return {int(j.get<uint64_t>())};
+}
+
+json write_attention_head(const AttentionHead& head) { return head.index ? json(*head.index) : json("mean"); }
+
 json write_float(float value) {
   // json(double(0.1f)) prints 0.10000000149011612; find the shortest text that reads back as
   // the same float and store that decimal as a double.

@@ -37,6 +37,13 @@ struct Duration {
   bool operator!=(const Duration& other) const { return !(*this == other); }
 };
 
+// One attention head by its index, or the mean over the heads: read from an integer >= 0 or
+// "mean", and written back the same way.
+struct AttentionHead {
+  std::optional<int> index;  // unset: the mean
+  bool operator==(const AttentionHead& other) const { return index == other.index; }
+};
+
 // Parses the string form of a Duration; throws attn::Error naming the text when malformed.
 Duration parse_duration(const std::string& text);
 // The inverse of parse_duration for whole seconds ("1h30m", "0s"); fractions as "0.5s".
@@ -87,6 +94,7 @@ double read_real(const nlohmann::json& j, const std::string& key);
 std::string read_string(const nlohmann::json& j, const std::string& key);
 std::vector<std::string> read_string_list(const nlohmann::json& j, const std::string& key);
 Duration read_duration(const nlohmann::json& j, const std::string& key);
+AttentionHead read_attention_head(const nlohmann::json& j, const std::string& key);
 // A choice from its name: "KEY must be one of "a", "b"; got "x"" otherwise.
 template <class E>
 E read_choice(const nlohmann::json& j, const std::string& key) {
@@ -98,13 +106,15 @@ E read_choice(const nlohmann::json& j, const std::string& key) {
 // Leaf writers that need more than nlohmann's conversion.
 nlohmann::json write_float(float value);  // shortest decimal that round-trips: 0.1f -> 0.1
 nlohmann::json write_duration(Duration duration);
+nlohmann::json write_attention_head(const AttentionHead& head);
 
 // Throws unless `j` is an object whose keys are all in `known` (suggesting the closest one).
 void check_object_keys(const nlohmann::json& j, const std::string& path, const std::vector<std::string>& known);
 
 template <class T>
-constexpr bool is_leaf_v = std::is_arithmetic_v<T> || std::is_same_v<T, std::string> ||
-                           std::is_same_v<T, std::vector<std::string>> || std::is_same_v<T, Duration> || is_choice_v<T>;
+constexpr bool is_leaf_v =
+    std::is_arithmetic_v<T> || std::is_same_v<T, std::string> || std::is_same_v<T, std::vector<std::string>> ||
+    std::is_same_v<T, Duration> || std::is_same_v<T, AttentionHead> || is_choice_v<T>;
 
 // A list of config structs (data.train: one object per corpus).
 template <class T>
@@ -139,6 +149,8 @@ void read_value(const nlohmann::json& j, T& out, const std::string& key) {
     out = read_string_list(j, key);
   } else if constexpr (std::is_same_v<T, Duration>) {
     out = read_duration(j, key);
+  } else if constexpr (std::is_same_v<T, AttentionHead>) {
+    out = read_attention_head(j, key);
   } else if constexpr (is_choice_v<T>) {
     out = read_choice<T>(j, key);
   } else if constexpr (is_struct_list_v<T>) {
@@ -196,6 +208,8 @@ nlohmann::json write_value(const T& value) {
     return write_float(value);
   } else if constexpr (std::is_same_v<T, Duration>) {
     return write_duration(value);
+  } else if constexpr (std::is_same_v<T, AttentionHead>) {
+    return write_attention_head(value);
   } else if constexpr (is_choice_v<T>) {
     return nlohmann::json(choice_name(value));
   } else if constexpr (is_leaf_v<T>) {

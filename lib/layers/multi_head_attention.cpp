@@ -19,8 +19,10 @@ MultiHeadAttention::MultiHeadAttention(ParameterStore& store, const std::string&
 }
 
 AttentionOutput MultiHeadAttention::attend(const RunContext& ctx, const Tensor& queries, const Tensor& keys,
-                                           const Tensor& values, const ops::AttentionMask& mask) const {
+                                           const Tensor& values, const ops::AttentionMask& mask,
+                                           bool weights_grad) const {
   ops::AttentionOptions options;
+  options.weights_grad = weights_grad;
   options.mask = mask;
   options.dropout = attention_dropout_;
   options.training = ctx.training;
@@ -66,9 +68,9 @@ KvCache MultiHeadAttention::project_memory(const RunContext& ctx, const Tensor& 
 }
 
 AttentionOutput MultiHeadAttention::cross_attention(const RunContext& ctx, const Tensor& x, const KvCache& memory,
-                                                    const ops::AttentionMask& mask) const {
+                                                    const ops::AttentionMask& mask, bool weights_grad) const {
   Tensor q = ops::split_heads(ctx.tape, query_(ctx.tape, x), heads_, ctx.matmul_input_dtype());  // (B, H, Tq, Dh)
-  return attend(ctx, q, memory.keys, memory.values, mask);
+  return attend(ctx, q, memory.keys, memory.values, mask, weights_grad);
 }
 
 }  // namespace attn::layers

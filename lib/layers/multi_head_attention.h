@@ -42,13 +42,14 @@ class MultiHeadAttention {
 
   // Projects the encoder output into keys and values once (a cross-attention cache).
   KvCache project_memory(const RunContext& ctx, const Tensor& memory) const;
-  // Cross-attention of x over projected memory.
+  // Cross-attention of x over projected memory; with weights_grad the weights returned are
+  // differentiable (ops::AttentionOptions::weights_grad).
   AttentionOutput cross_attention(const RunContext& ctx, const Tensor& x, const KvCache& memory,
-                                  const ops::AttentionMask& mask) const;
+                                  const ops::AttentionMask& mask, bool weights_grad = false) const;
 
  private:
   AttentionOutput attend(const RunContext& ctx, const Tensor& queries, const Tensor& keys, const Tensor& values,
-                         const ops::AttentionMask& mask) const;
+                         const ops::AttentionMask& mask, bool weights_grad = false) const;
 
   int64_t heads_ = 1;
   float attention_dropout_ = 0.f;

@@ -8,6 +8,14 @@
 
 namespace attn::layers {
 
+// Guided alignment training: the decoder layer whose cross-attention weights get a gradient
+// (ops::AttentionOptions::weights_grad), and where that layer leaves them, (B, H, T, S), for
+// the loss on them (ops/guided_alignment_loss.h).
+struct GuidedCrossAttention {
+  int layer = 0;  // from 0
+  Tensor weights;
+};
+
 struct RunContext {
   Tape& tape;
   bool training = false;
@@ -16,6 +24,7 @@ struct RunContext {
   // The precision of the products of two activations (attention, the RNN's context), f32 or
   // bf16; a weight's product follows the weight's prepared form (core/matmul_weight.h).
   Precision precision = Precision::f32;
+  GuidedCrossAttention* guided = nullptr;  // set by training with train.guided_alignment
 
   // Inverted dropout in training, identity otherwise; in training the result is `dtype`
   // (matmul_input_dtype() when a matmul is its only reader).

@@ -49,8 +49,10 @@ TransformerDecoderLayer::TransformerDecoderLayer(ParameterStore& store, const st
 Tensor TransformerDecoderLayer::cross_and_ffn(const RunContext& ctx, const Tensor& x, const KvCache& memory,
                                               const ops::AttentionMask& memory_mask) const {
   Tensor attended = cross_residual_(ctx, x, [&](const Tensor& input) {
-    AttentionOutput result = cross_attention_.cross_attention(ctx, input, memory, memory_mask);
+    const bool guided = ctx.guided && ctx.guided->layer == index_;
+    AttentionOutput result = cross_attention_.cross_attention(ctx, input, memory, memory_mask, guided);
     if (ctx.attention_maps) ctx.attention_maps->add(AttentionKind::cross, index_, result.weights);
+    if (guided) ctx.guided->weights = result.weights;
     return result.output;
   });
   return ffn_residual_(ctx, attended, [&](const Tensor& input) { return feed_forward_(ctx, input); });

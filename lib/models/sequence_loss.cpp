@@ -22,4 +22,46 @@ ops::CrossEntropyResult sequence_loss(const Seq2SeqModel& model, const layers::R
                                    loss);
 }
 
+GuidedLossOptions guided_loss_options(const io::Config& config) {
+  const io::GuidedAlignmentConfig& guided = config.train.guided_alignment;
+  GuidedLossOptions options;
+  options.weight = guided.weight;
+  const int layers = config.model.transformer.decoder_layers;
+  options.layer = guided.layer < 0 ? layers + guided.layer : guided.layer;
+  options.loss.cost = guided.cost;
+  options.loss.head = guided.head.index;
+  return options;
+}
+
+Tensor guided_alignment_targets(const data::Batch& batch) {
+  Tensor targets = Tensor::zeros({batch.size, batch.tgt_len, batch.src_len});  // (B, T, S)
+  float* a = targets.data();
+  for (int64_t b = 0; b < batch.size && b < int64_t(batch.links.size()); ++b) {
+    const data::PieceLinks& links = batch.links[size_t(b)];
+    for (size_t first = 0; first < links.size();) {  // ordered by target: one run per row
+      size_t end = first;
+      while (end < links.size() && links[end].second == links[first].second) ++end;
+      const int32_t t = links[first].second;
+      ATTN_CHECK(t < batch.tgt_lengths[size_t(b)], "guided alignment: target position ", t, " of row ", b,
+                 " beyond its ", batch.tgt_lengths[size_t(b)], " tokens");
+      float* row = a + (b * batch.tgt_len + t) * batch.src_len;
+      const float share = 1.f / float(end - first);
+      for (size_t i = first; i < end; ++i) {
+        ATTN_CHECK(links[i].first < batch.src_lengths[size_t(b)], "guided alignment: source position ", links[i].first,
+                   " of row ", b, " beyond its ", batch.src_lengths[size_t(b)], " tokens");
+        row[links[i].first] = share;
+      }
+      first = end;
+    }
+  }
+  return targets;
+}
+
+ops::GuidedAlignmentResult guided_loss(Tape& tape, const Tensor& weights, const data::Batch& batch,
+                                       const GuidedLossOptions& options) {
+  ATTN_CHECK(weights.defined(), "guided alignment: the model left no cross-attention weights of decoder layer ",
+             options.layer, " (guided alignment needs a Transformer)");
+  return ops::guided_alignment_loss(tape, weights, guided_alignment_targets(batch), options.loss);
+}
+
 }  // namespace attn::models

@@ -7,9 +7,11 @@
 //            gradient in place: the path before the fused loss, kept for attn-bench's comparison
 //            (attn-bench train --unfused-loss) and as the reference of the fused one's tests
 #include "data/batch.h"
+#include "io/config.h"
 #include "layers/run_context.h"
 #include "models/seq2seq_model.h"
 #include "ops/cross_entropy.h"
+#include "ops/guided_alignment_loss.h"
 
 namespace attn::models {
 
@@ -24,5 +26,24 @@ struct SequenceLossOptions {
 // differentiable when ctx.tape records), nll_sum (unsmoothed) and tokens.
 ops::CrossEntropyResult sequence_loss(const Seq2SeqModel& model, const layers::RunContext& ctx,
                                       const data::Batch& batch, const SequenceLossOptions& options);
+
+// Guided alignment (train.guided_alignment): the loss between the guided layer's cross
+// attention, left in layers::RunContext::guided by the forward, and the batch's links.
+struct GuidedLossOptions {
+  double weight = 0;  // 0: off
+  int layer = 0;      // the decoder layer, from 0 (resolved from the config's negative form)
+  ops::GuidedAlignmentOptions loss;
+  bool on() const { return weight > 0; }
+};
+
+GuidedLossOptions guided_loss_options(const io::Config& config);
+
+// The targets (B, T, S) of ops::guided_alignment_loss: row t of sentence b spreads 1 evenly over
+// the source positions linked to target position t (Batch::links), zeros where t has no link.
+Tensor guided_alignment_targets(const data::Batch& batch);
+
+// ops::guided_alignment_loss of `weights` (B, H, T, S) against the batch's targets.
+ops::GuidedAlignmentResult guided_loss(Tape& tape, const Tensor& weights, const data::Batch& batch,
+                                       const GuidedLossOptions& options);
 
 }  // namespace attn::models

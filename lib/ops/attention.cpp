@@ -112,6 +112,31 @@ void softmax_backward_rows(const Tensor& weights, const Tensor& dropped, Tensor&
   }
 }
 
+// The same with a gradient W = dL/dP on the weights themselves (AttentionOptions::weights_grad):
+// dP = G * keep / (1 - rate) + W, so P * dP = Pd * G + P * W and
+//   dS = Pd * G + P * W - P * rowsum(Pd * G + P * W).
+// `grad` holds G on entry (zero when the output got no gradient) and dS on return.
+void softmax_backward_rows_with_weights_grad(const Tensor& weights, const Tensor& dropped, const Tensor& weights_grad,
+                                             Tensor& grad, int64_t keys) {
+  const float* p = weights.data();
+  const float* pd = dropped.data();
+  const float* w = weights_grad.data();
+  float* g = grad.data();
+  int64_t rows = grad.numel() / keys;
+#pragma omp parallel for if (grad.numel() > kParallelWork) schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t base = r * keys;
+    float dot = 0.f;
+#pragma omp simd reduction(+ : dot)
+    for (int64_t j = 0; j < keys; ++j) {
+      g[base + j] = pd[base + j] * g[base + j] + p[base + j] * w[base + j];
+      dot += g[base + j];
+    }
+#pragma omp simd
+    for (int64_t j = 0; j < keys; ++j) g[base + j] -= p[base + j] * dot;
+  }
+}
+
 // What the backward reads. q, k, v and dropped as the products multiplied them (f32, or their
 // bf16 copies in bf16 precision: each converted once for the forward and the backward);
 // the *_grad handles carry only the gradient slots of the inputs.
@@ -129,23 +154,36 @@ struct SavedAttention {
 // 1/sqrt(Dh):
 //   dV += Pd^T dO                      (Tk,Tq) x (Tq,Dh)
 //   G   = dO V^T                       (Tq,Dh) x (Dh,Tk)   d/dPd
-//   dS  = Pd * G - P * rowsum(Pd * G)  (= P * (dP - rowsum(dP * P)) without dropout)
+//   dS  = Pd * G - P * rowsum(Pd * G)  (= P * (dP - rowsum(dP * P)) without dropout;
+//                                       with a gradient on P itself, see above)
 //   dQ += c dS K                       (Tq,Tk) x (Tk,Dh)
 //   dK += c dS^T Q                     (Tk,Tq) x (Tq,Dh)
 // (per batch row and head; the gemms run batched over (B, H)). dO and dS are each read by two
 // products, so they are converted once too.
 void attention_backward(const SavedAttention& saved, const Tensor& output) {
-  if (!output.has_grad()) return;
-  Tensor d_output_operand = matmul_operand(output.grad(), saved.precision);
-  MatrixView d_output = MatrixView::of(d_output_operand);  // (B, H, Tq, Dh)
-  if (saved.v_grad.requires_grad()) {
+  // The weights' own gradient, when a loss read them (weights_grad); P is never hidden, so
+  // has_grad() says whether that loss ran its backward.
+  const bool weights_have_grad = saved.weights.requires_grad() && saved.weights.has_grad();
+  if (!output.has_grad() && !weights_have_grad) return;
+  const bool output_has_grad = output.has_grad();
+  Tensor d_output_operand = output_has_grad ? matmul_operand(output.grad(), saved.precision) : Tensor();
+  if (output_has_grad && saved.v_grad.requires_grad()) {
     GradientTarget dv = gradient_target(saved.v_grad);
-    gemm(MatrixView::of(saved.dropped_operand).transposed(), d_output, dv.view, dv.options);
+    gemm(MatrixView::of(saved.dropped_operand).transposed(), MatrixView::of(d_output_operand), dv.view, dv.options);
   }
   if (!saved.q_grad.requires_grad() && !saved.k_grad.requires_grad()) return;
   Tensor d_scores = Tensor::empty(saved.weights.shape());  // (B, H, Tq, Tk)
-  gemm(d_output, MatrixView::of(saved.v).transposed(), MatrixView::of(d_scores));
-  softmax_backward_rows(saved.weights, saved.dropped, d_scores, saved.weights.dim(-1));
+  if (output_has_grad) {
+    gemm(MatrixView::of(d_output_operand), MatrixView::of(saved.v).transposed(), MatrixView::of(d_scores));
+  } else {
+    std::fill(d_scores.data(), d_scores.data() + d_scores.numel(), 0.f);
+  }
+  if (weights_have_grad) {
+    softmax_backward_rows_with_weights_grad(saved.weights, saved.dropped, saved.weights.grad(), d_scores,
+                                            saved.weights.dim(-1));
+  } else {
+    softmax_backward_rows(saved.weights, saved.dropped, d_scores, saved.weights.dim(-1));
+  }
   Tensor d_scores_operand = matmul_operand(d_scores, saved.precision);  // a MatrixView does not own its data
   MatrixView d_s = MatrixView::of(d_scores_operand);
   if (saved.q_grad.requires_grad()) {
@@ -181,6 +219,7 @@ AttentionResult attention(Tape& tape, const Tensor& q, const Tensor& k, const Te
 
   if (tape.needs_grad(q, k, v)) {
     output.set_requires_grad(true);
+    if (options.weights_grad) weights.set_requires_grad(true);
     // An input whose bf16 copy is kept needs only its gradient slot.
     auto slot = [](const Tensor& input, const Tensor& operand) {
       return operand.same_storage(input) ? input : input.grad_only();

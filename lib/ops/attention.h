@@ -10,6 +10,8 @@
 // weight of exactly 0 (a row with every key hidden stays finite instead of turning into NaN).
 // A is the mask's optional per-head additive bias over the visible keys (ALiBi's distance
 // penalty); it is a constant, so the backward is softmax's whatever A is, and A gets no gradient.
+// The weights P are an output too; with AttentionOptions::weights_grad a loss on them (guided
+// alignment, ops/guided_alignment_loss.h) backpropagates: dP = dropout'(dO V^T) + dL/dP.
 #include <cstdint>
 #include <cstdlib>
 #include <utility>
@@ -63,12 +65,16 @@ struct AttentionOptions {
   bool training = false;
   Rng* rng = nullptr;
   Precision precision = Precision::f32;  // of the four products, forward and backward (GemmOptions)
+  // The weights output gets a gradient slot on the tape, and the backward adds what a later op
+  // wrote into it to dP. Off: the weights are an output only (no gradient), and the backward is
+  // bit for bit the one without this option.
+  bool weights_grad = false;
 };
 
 struct AttentionResult {
   Tensor output;   // (B, H, Tq, Dh)
   Tensor weights;  // (B, H, Tq, Tk) softmax probabilities before dropout, for attention dumps;
-                   // an output only: no gradient flows back through it
+                   // differentiable with options.weights_grad, an output only otherwise
 };
 
 AttentionResult attention(Tape& tape, const Tensor& q, const Tensor& k, const Tensor& v,

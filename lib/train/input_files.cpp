@@ -66,6 +66,14 @@ void check_pair(const InputFile& src, const InputFile& tgt, int64_t count_lines_
   check_aligned(src, check_small_file(src), tgt, check_small_file(tgt));
 }
 
+// A corpus's alignments file: readable, and (when small enough to count) as many lines as the
+// corpus. Empty lines are pairs without links, so a file of blank lines is allowed.
+void check_alignments(const InputFile& links, const InputFile& src, int64_t count_lines_up_to) {
+  check_readable(links);
+  if (int64_t(fs::file_size(links.path) + fs::file_size(src.path)) > count_lines_up_to) return;
+  check_aligned(src, data::text_file_stats(src.path), links, data::text_file_stats(links.path));
+}
+
 }  // namespace
 
 void check_input_files(const io::Config& config, int64_t count_lines_up_to) {
@@ -73,6 +81,12 @@ void check_input_files(const io::Config& config, int64_t count_lines_up_to) {
   const std::vector<io::CorpusConfig> corpora = d.training_corpora();
   for (size_t i = 0; i < corpora.size(); ++i)
     check_pair({d.corpus_key(i, true), corpora[i].src}, {d.corpus_key(i, false), corpora[i].tgt}, count_lines_up_to);
+  if (config.train.guided_alignment.on()) {
+    for (size_t i = 0; i < corpora.size(); ++i)
+      if (!corpora[i].alignments.empty())
+        check_alignments({d.alignments_key(i), corpora[i].alignments}, {d.corpus_key(i, true), corpora[i].src},
+                         count_lines_up_to);
+  }
   // Validation sets are read whole anyway.
   check_pair({"data.valid_src", d.valid_src}, {"data.valid_tgt", d.valid_tgt}, INT64_MAX);
 }

@@ -40,10 +40,13 @@ void ProgressLog::write_train(const TrainProgress& p) {
     record["ranks"] = p.ranks;
     record["allreduce_s_per_step"] = p.allreduce_seconds_per_step;
   }
-  write(record, fmt::format("step {:>6} | epoch {:>2} | loss {:.3f} | ppl {:7.2f} | lr {:.2e} | "
+  const bool guided = !std::isnan(p.guided_loss);
+  if (guided) record["guided_loss"] = p.guided_loss;
+  write(record, fmt::format("step {:>6} | epoch {:>2} | loss {:.3f} | ppl {:7.2f}{} | lr {:.2e} | "
                             "{:6.0f} tok/s | elapsed {} | ETA {}",
-                            p.step, p.epoch, p.loss, p.perplexity, p.learning_rate, p.tokens_per_second,
-                            rounded_duration(p.elapsed_seconds), rounded_duration(p.eta_seconds)));
+                            p.step, p.epoch, p.loss, p.perplexity,
+                            guided ? fmt::format(" | guided {:.3f}", p.guided_loss) : "", p.learning_rate,
+                            p.tokens_per_second, rounded_duration(p.elapsed_seconds), rounded_duration(p.eta_seconds)));
 }
 
 void ProgressLog::write_valid(int64_t step, const ValidationResult& result, bool best, double elapsed_seconds) {

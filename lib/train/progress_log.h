@@ -3,6 +3,7 @@
 // spdlog) and to OUTPUT_DIR/train.log.jsonl (one JSON object per line, for plots and scripts).
 #include <cstdint>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ struct TrainProgress {
   double perplexity = 0;
   float learning_rate = 0;
   double grad_norm = 0;  // of the last step
+  // Guided alignment: the unweighted guided loss per linked target position; NaN when off.
+  double guided_loss = std::numeric_limits<double>::quiet_NaN();
   double tokens_per_second = 0;
   double primitive_cache_hit_rate = 0;
   double elapsed_seconds = 0;

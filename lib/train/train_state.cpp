@@ -16,6 +16,7 @@ nlohmann::json position_to_json(const data::StreamPosition& position) {
     start.push_back({{"src_offset", corpus.reader.src_offset},
                      {"tgt_offset", corpus.reader.tgt_offset},
                      {"line", corpus.reader.line},
+                     {"links_offset", corpus.reader.links_offset},
                      {"passes", corpus.passes}});
   return {{"window", position.window},
           {"epoch", position.epoch},
@@ -71,6 +72,8 @@ data::StreamPosition position_from_json(const nlohmann::json& json) {
     at.reader.src_offset = count64_at(corpus, "src_offset");
     at.reader.tgt_offset = count64_at(corpus, "tgt_offset");
     at.reader.line = count64_at(corpus, "line");
+    // The alignments file's offset (guided alignment); a checkpoint from before it has none.
+    if (corpus.contains("links_offset")) at.reader.links_offset = count64_at(corpus, "links_offset");
     at.passes = count64_at(corpus, "passes");
     position.start.push_back(at);
   }

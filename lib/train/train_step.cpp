@@ -4,6 +4,7 @@
 
 #include "core/buffer_pool.h"
 #include "models/model_factory.h"
+#include "ops/add.h"
 #include "ops/gemm.h"
 #include "ops/linear.h"
 #include "optim/clip.h"
@@ -50,6 +51,7 @@ TrainStep::TrainStep(models::Seq2SeqModel& model, const io::Config& config, cons
       adam_(model.parameters(), adam_options(config.train)),
       schedule_(schedule_options(config)),
       loss_{float(config.train.label_smoothing), loss_kernel},
+      guided_(models::guided_loss_options(config)),
       clip_norm_(config.train.clip_norm) {
   ATTN_CHECK(precision.precision == Precision::f32 || precision.precision == Precision::bf16,
              "training computes in f32 or bf16, not ", choice_name(precision.precision));
@@ -65,19 +67,30 @@ void TrainStep::refresh_matmul_weights() {
   ops::pack_matmul_weights(model_.parameters());
 }
 
-StepStats TrainStep::accumulate(const std::vector<data::Batch>& batches, int64_t total_target_tokens,
-                                Rng& dropout_rng) {
+StepStats TrainStep::accumulate(const std::vector<data::Batch>& batches, int64_t total_target_tokens, Rng& dropout_rng,
+                                int64_t total_linked_rows) {
   refresh_matmul_weights();  // the last update, a resume or a validation changed the f32 weights
   StepStats stats;
   for (const data::Batch& batch : batches) {
     if (batch.size == 0) continue;  // a rank's share when there are fewer sentences than ranks
     Tape tape;
     layers::RunContext ctx{tape, true, &dropout_rng, nullptr, precision()};
+    layers::GuidedCrossAttention guided{guided_.layer, {}};
+    if (guided_.on() && total_linked_rows > 0) ctx.guided = &guided;
     ops::CrossEntropyResult ce = models::sequence_loss(model_, ctx, batch, loss_);
     stats.loss += ce.loss.item();
     stats.nll += ce.nll_sum;
     stats.tokens += ce.tokens;
-    tape.backward(ce.loss, 1.f / float(total_target_tokens));  // the step's loss is per target token
+    if (!ctx.guided) {
+      tape.backward(ce.loss, 1.f / float(total_target_tokens));  // the step's loss is per target token
+      continue;
+    }
+    ops::GuidedAlignmentResult aligned = models::guided_loss(tape, guided.weights, batch, guided_);
+    stats.guided_loss += aligned.loss.item();
+    stats.guided_rows += aligned.rows;
+    // loss / T + weight x guided / R, seeded with 1 / T.
+    const float guided_scale = float(guided_.weight * double(total_target_tokens) / double(total_linked_rows));
+    tape.backward(ops::add(tape, ce.loss, aligned.loss, 1.f, guided_scale), 1.f / float(total_target_tokens));
   }
   return stats;
 }

@@ -4,6 +4,8 @@
 //   accumulate: for each batch, forward to the hidden states -> the output projection fused with
 //               the label-smoothed cross-entropy (models::sequence_loss) -> backward seeded with
 //               1 / (target tokens of the whole step), so gradients sum to the per-token mean;
+//               with train.guided_alignment, + weight x the guided loss of the guided layer's
+//               cross attention per linked target position of the whole step (guided_loss)
 //               in bf16 the matmul weights are converted (and packed) once, first
 //               (refresh_matmul_weights)
 //   (the caller may sum the gradients over ranks, or inspect them, here)
@@ -33,6 +35,8 @@ struct StepStats {
   double loss = 0;  // smoothed loss sum
   double nll = 0;   // unsmoothed -log p sum
   int64_t tokens = 0;
+  double guided_loss = 0;   // guided alignment loss sum (unweighted), over guided_rows
+  int64_t guided_rows = 0;  // linked target positions
   double grad_norm = 0;
   double allreduce_seconds = 0;  // summing the gradients over ranks
   bool finite = true;
@@ -50,8 +54,10 @@ class TrainStep {
             models::LossKernel loss_kernel = models::LossKernel::fused);
 
   // Forward and backward of every batch (an empty one is skipped); gradients accumulate in the
-  // model's parameters, each seeded with 1 / total_target_tokens.
-  StepStats accumulate(const std::vector<data::Batch>& batches, int64_t total_target_tokens, Rng& dropout_rng);
+  // model's parameters, each seeded with 1 / total_target_tokens (and the guided loss with
+  // weight / total_linked_rows: data::linked_target_rows of the whole step).
+  StepStats accumulate(const std::vector<data::Batch>& batches, int64_t total_target_tokens, Rng& dropout_rng,
+                       int64_t total_linked_rows = 0);
   // Clips, checks, applies Adam for optimizer step `step` (from 1) and zeroes the gradients;
   // sets stats.grad_norm and stats.finite.
   void update(StepStats& stats, int64_t step);
@@ -74,6 +80,7 @@ class TrainStep {
   optim::Adam adam_;
   optim::ScheduleOptions schedule_;
   models::SequenceLossOptions loss_;
+  models::GuidedLossOptions guided_;  // weight 0: off
   double clip_norm_;
 };
 

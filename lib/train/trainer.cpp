@@ -37,8 +37,8 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 // Sums over the steps since the last progress line.
 struct Window {
-  double loss = 0, nll = 0, allreduce_seconds = 0;
-  int64_t tokens = 0, steps = 0;
+  double loss = 0, nll = 0, allreduce_seconds = 0, guided_loss = 0;
+  int64_t tokens = 0, steps = 0, guided_rows = 0;
   Clock::time_point start = Clock::now();
 };
 
@@ -104,8 +104,10 @@ StartMode start_mode(const TrainOptions& options) {
 
 std::unique_ptr<data::TrainingStream> make_stream(const io::Config& config, const run::Vocabularies& vocab) {
   std::vector<data::CorpusFiles> corpora;
+  // The alignments are read only for a guided loss: with weight 0 the stream is the one without.
+  const bool guided = config.train.guided_alignment.on();
   for (const io::CorpusConfig& corpus : config.data.training_corpora())
-    corpora.push_back({corpus.src, corpus.tgt, corpus.weight});
+    corpora.push_back({corpus.src, corpus.tgt, corpus.weight, guided ? corpus.alignments : std::string()});
   data::StreamOptions options;
   options.buffer_pairs = config.data.buffer_pairs;
   options.max_len = config.data.max_len;
@@ -118,6 +120,7 @@ std::unique_ptr<data::TrainingStream> make_stream(const io::Config& config, cons
   options.sampling.nbest = config.vocab.sampling_nbest;
   options.concat.prob = config.data.concat_prob;
   options.concat.max_pairs = config.data.concat_max;
+  options.alignment_level = config.data.train_alignments_level;
   return std::make_unique<data::TrainingStream>(std::move(corpora), vocab.source, vocab.target, options);
 }
 
@@ -209,11 +212,13 @@ void TrainingRun::sum_over_ranks(StepStats& stats) {
   Clock::time_point start = Clock::now();
   ParameterStore& parameters = model_->parameters();
   world_.sum(parameters.grads(), int64_t(parameters.size()));
-  double sums[3] = {stats.loss, stats.nll, double(stats.tokens)};
-  world_.sum(sums, 3);
+  double sums[5] = {stats.loss, stats.nll, double(stats.tokens), stats.guided_loss, double(stats.guided_rows)};
+  world_.sum(sums, 5);
   stats.loss = sums[0];
   stats.nll = sums[1];
   stats.tokens = int64_t(sums[2]);
+  stats.guided_loss = sums[3];
+  stats.guided_rows = int64_t(sums[4]);
   stats.allreduce_seconds = seconds_since(start);
 }
 
@@ -237,15 +242,16 @@ std::vector<data::Batch> TrainingRun::next_group() {
 
 StepStats TrainingRun::train_step() {
   std::vector<data::Batch> group = next_group();
-  int64_t group_tokens = 0;
+  int64_t group_tokens = 0, group_linked_rows = 0;
   for (data::Batch& batch : group) {
     // Every rank reads the same batches and trains on its share of each.
     group_tokens += batch.tgt_tokens;
+    group_linked_rows += data::linked_target_rows(batch);
     if (world_.size() > 1) batch = data::shard(batch, world_.rank(), world_.size());
   }
   Rng dropout_rng = dropout_rng_for(state_.step + 1);
   // Seeded with the token count of all ranks' shares, so the sum over ranks is the mean.
-  StepStats stats = step_->accumulate(group, group_tokens, dropout_rng);
+  StepStats stats = step_->accumulate(group, group_tokens, dropout_rng, group_linked_rows);
   sum_over_ranks(stats);
   if (options_.after_backward) options_.after_backward(state_.step + 1, model_->parameters());
   step_->update(stats, state_.step + 1);
@@ -272,6 +278,8 @@ void TrainingRun::report(const StepStats& stats) {
   window_.nll += stats.nll;
   window_.tokens += stats.tokens;
   window_.allreduce_seconds += stats.allreduce_seconds;
+  window_.guided_loss += stats.guided_loss;
+  window_.guided_rows += stats.guided_rows;
   ++window_.steps;
   if (!schedule_.log_at(state_.step)) return;
   double seconds = seconds_since(window_.start);
@@ -284,6 +292,8 @@ void TrainingRun::report(const StepStats& stats) {
   progress.perplexity = std::exp(window_.nll / std::max<int64_t>(window_.tokens, 1));
   progress.learning_rate = step_->learning_rate(state_.step);
   progress.grad_norm = stats.grad_norm;
+  if (config_.train.guided_alignment.on())
+    progress.guided_loss = window_.guided_loss / double(std::max<int64_t>(window_.guided_rows, 1));
   progress.tokens_per_second = window_.tokens / std::max(seconds, 1e-9);
   progress.primitive_cache_hit_rate = cache.hit_rate();
   progress.elapsed_seconds = elapsed();
