@@ -64,7 +64,20 @@ PairReader::PairReader(const std::string& src_path, const std::string& tgt_path,
     : src_(std::make_unique<File>(src_path, start.src_offset)),
       tgt_(std::make_unique<File>(tgt_path, start.tgt_offset)),
       links_(links_path.empty() ? nullptr : std::make_unique<File>(links_path, start.links_offset)),
-      position_(start) {}
+      position_(start) {
+  // Past line 0 with no offset in the alignments file: a run resumed (or fine-tuned) with
+  // data.train_alignments newly set, whose state never knew that file. Its links catch up with
+  // the corpus here; starting them at the file's first line would pair every pair with another
+  // pair's links. (A known offset is never 0 past line 0: each line holds at least its "\n".)
+  if (links_ && start.line > 0 && start.links_offset == 0) {
+    std::string skipped;
+    for (int64_t line = 0; line < start.line; ++line)
+      if (!links_->next(skipped, &position_.links_offset))
+        throw Error("the alignments file '" + links_path + "' ends after line " + std::to_string(line) + " but '" +
+                    src_path + "' has " + std::to_string(start.line) +
+                    " lines before the position the run resumes at; it must align line by line with the corpus");
+  }
+}
 
 PairReader::~PairReader() = default;
 PairReader::PairReader(PairReader&&) noexcept = default;

@@ -41,6 +41,11 @@ struct DataConfig {
   // the SentencePiece pieces of the encoded sides (eos excluded).
   AlignmentLevel train_alignments_level = AlignmentLevel::words;
   std::string valid_src, valid_tgt;
+  // Gold word alignments for validation (XL-WA's TSV: source<TAB>target<TAB>links, "i-j" sure,
+  // "i?j"/"ipj" possible): validation then reports the dev AER of the alignments read from the
+  // cross attention of the reference, teacher-forced (train.guided_alignment's layer and head).
+  // "" = none.
+  std::string valid_alignment_gold;
   std::string test_src, test_tgt;
   int max_len = 100;            // max tokens per side; longer training pairs are skipped and counted
   int valid_max_sentences = 0;  // validate on the first N pairs; 0 = all
@@ -61,6 +66,7 @@ struct DataConfig {
     v("train_alignments_level", train_alignments_level);
     v("valid_src", valid_src);
     v("valid_tgt", valid_tgt);
+    v("valid_alignment_gold", valid_alignment_gold);
     v("test_src", test_src);
     v("test_tgt", test_tgt);
     v("max_len", max_len);

@@ -89,6 +89,7 @@ void check_input_files(const io::Config& config, int64_t count_lines_up_to) {
   }
   // Validation sets are read whole anyway.
   check_pair({"data.valid_src", d.valid_src}, {"data.valid_tgt", d.valid_tgt}, INT64_MAX);
+  if (!d.valid_alignment_gold.empty()) check_small_file({"data.valid_alignment_gold", d.valid_alignment_gold});
 }
 
 }  // namespace attn::train

@@ -53,8 +53,11 @@ void ProgressLog::write_valid(int64_t step, const ValidationResult& result, bool
   nlohmann::json record = {
       {"type", "valid"},     {"step", step},        {"loss", result.loss}, {"ppl", result.perplexity},
       {"bleu", result.bleu}, {"chrf", result.chrf}, {"best", best},        {"elapsed_s", elapsed_seconds}};
-  write(record, fmt::format("valid step {:>6} | loss {:.3f} | ppl {:.2f} | BLEU {:.2f} | chrF {:.2f}{}", step,
-                            result.loss, result.perplexity, result.bleu, result.chrf, best ? " | new best" : ""));
+  const bool aligned = !std::isnan(result.aer);
+  if (aligned) record["dev_aer"] = result.aer;
+  write(record, fmt::format("valid step {:>6} | loss {:.3f} | ppl {:.2f} | BLEU {:.2f} | chrF {:.2f}{}{}", step,
+                            result.loss, result.perplexity, result.bleu, result.chrf,
+                            aligned ? fmt::format(" | AER {:.4f}", result.aer) : "", best ? " | new best" : ""));
 }
 
 std::string rounded_duration(double seconds) {

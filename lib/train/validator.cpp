@@ -4,13 +4,49 @@
 
 #include "data/batcher.h"
 #include "data/corpus.h"
+#include "decode/alignment.h"
+#include "decode/attention_dump.h"
 #include "decode/translator.h"
+#include "eval/alignment_score.h"
 #include "eval/bleu.h"
 #include "eval/chrf.h"
 #include "models/model_factory.h"
 #include "models/sequence_loss.h"
 
 namespace attn::train {
+
+namespace {
+
+// An XL-WA line: source<TAB>target<TAB>links.
+void read_gold_alignments(const std::string& path, std::vector<std::string>& sources, std::vector<std::string>& targets,
+                          std::vector<std::string>& links) {
+  const std::vector<std::string> lines = data::read_lines(path);
+  ATTN_CHECK(!lines.empty(), "data.valid_alignment_gold: '", path, "' is empty");
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    const size_t first = line.find('\t'), second = first == std::string::npos ? first : line.find('\t', first + 1);
+    ATTN_CHECK(second != std::string::npos, "data.valid_alignment_gold: '", path, "' line ", i + 1,
+               " is not source<TAB>target<TAB>links");
+    sources.push_back(line.substr(0, first));
+    targets.push_back(line.substr(first + 1, second - first - 1));
+    links.push_back(line.substr(second + 1));
+  }
+}
+
+// What the dev AER reads: with guided alignment on, the guided layer and head at the row that
+// predicts each target token (unshifted, as trained); otherwise attn-translate --alignments'
+// defaults, so a guided run and its unguided baseline are each scored as a user would read them.
+decode::AlignmentExtraction validation_extraction(const io::Config& config) {
+  decode::AlignmentExtraction extraction;
+  const io::GuidedAlignmentConfig& guided = config.train.guided_alignment;
+  if (guided.weight > 0) {
+    extraction.layer = guided.layer;
+    extraction.head = guided.head.index;
+  }
+  return extraction;
+}
+
+}  // namespace
 
 double ValidationResult::metric(ValidMetric name) const {
   switch (name) {
@@ -43,6 +79,22 @@ Validator::Validator(const io::Config& config, const run::Vocabularies& vocab) :
   batching.shuffle = false;  // sorted by length, in input order among equals
   data::Batcher batcher(std::move(corpus.examples), batching);
   for (int64_t i = 0; i < batcher.batches_per_epoch(); ++i) batches_.push_back(batcher.next());
+  if (!config.data.valid_alignment_gold.empty())
+    read_gold_alignments(config.data.valid_alignment_gold, gold_sources_, gold_targets_, gold_links_);
+}
+
+double Validator::alignment_error_rate(const models::Seq2SeqModel& model) const {
+  decode::AttentionDumpOptions options;
+  options.selection = decode::alignment_selection();
+  options.translate = decode::translate_options(config_);
+  decode::AttentionDumper dumper(model, vocab_.source, vocab_.target, options);
+  const decode::AlignmentExtraction extraction = validation_extraction(config_);
+  std::vector<std::string> predicted(gold_sources_.size());
+  dumper.forced(gold_sources_, gold_targets_, [&](const decode::SentenceAttention& sentence) {
+    predicted[size_t(sentence.index)] =
+        align::pharaoh_line(decode::alignment_links(sentence, extraction, vocab_.source, vocab_.target));
+  });
+  return eval::score_alignments(gold_links_, predicted, config_.data.valid_alignment_gold, "the forced alignments").aer;
 }
 
 ValidationResult Validator::run(const models::Seq2SeqModel& model, Precision precision) const {
@@ -71,6 +123,7 @@ ValidationResult Validator::run(const models::Seq2SeqModel& model, Precision pre
   result.bleu = eval::corpus_bleu(hypotheses, references_).score;
   result.chrf = eval::corpus_chrf(hypotheses, references_).score;
   result.sentences = static_cast<int64_t>(sources_.size());
+  if (!gold_sources_.empty()) result.aer = alignment_error_rate(model);
   return result;
 }
 

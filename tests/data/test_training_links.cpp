@@ -11,6 +11,7 @@
 #include "data/batch.h"
 #include "data/data_fixtures.h"
 #include "data/pair_concat.h"
+#include "data/pair_reader.h"
 #include "data/training_links.h"
 #include "data/training_stream.h"
 
@@ -216,4 +217,32 @@ TEST_CASE("training stream with alignments: a bad line or a short file is one er
   bad = std::vector<std::string>(lines.begin(), lines.begin() + 4);
   CHECK(first_error(bad) == "the alignments file '" + files.links + "' ends after line 4 but '" + files.src +
                                 "' has a line 5; it must align line by line with the corpus");
+}
+
+TEST_CASE("a reader given alignments at a position taken without them reads the links of its own pair",
+          "[data][training_links]") {
+  // A run resumed or fine-tuned with data.train_alignments newly set: its saved position has no
+  // offset in the alignments file, and the links must still be line i's for pair i.
+  TempDir dir;
+  const Files files = aligned_corpus(dir, 20);
+  data::PairReader plain(files.src, files.tgt);
+  std::string src, tgt, links;
+  for (int i = 0; i < 7; ++i) REQUIRE(plain.next(src, tgt));
+  REQUIRE(plain.position().links_offset == 0);
+
+  data::PairReader everything(files.src, files.tgt, {}, files.links);
+  std::vector<std::string> expected_links;
+  while (everything.next(src, tgt, &links)) expected_links.push_back(links);
+  data::PairReader resumed(files.src, files.tgt, plain.position(), files.links);
+  for (size_t line = 7; line < expected_links.size(); ++line) {
+    REQUIRE(resumed.next(src, tgt, &links));
+    CHECK(links == expected_links[line]);
+  }
+  CHECK_FALSE(resumed.next(src, tgt, &links));
+
+  // Fewer alignment lines than the position has passed: one error naming both files.
+  write_file(files.links, "0-0\n0-0\n");
+  CHECK(error_of([&] { data::PairReader short_links(files.src, files.tgt, plain.position(), files.links); }) ==
+        "the alignments file '" + files.links + "' ends after line 2 but '" + files.src +
+            "' has 7 lines before the position the run resumes at; it must align line by line with the corpus");
 }
