@@ -94,7 +94,7 @@ TEST_CASE("training links: word links become links of every piece pair of the tw
                   " source and " + std::to_string(t.size() - 1) + " target pieces)");
 }
 
-TEST_CASE("training links: packed, joined with the parts' lengths, batched and sharded", "[data][training_links]") {
+TEST_CASE("training links: packed - joined with the parts' lengths - batched and sharded", "[data][training_links]") {
   data::Example first{{11, 12, 13, data::kEosId}, {21, 22, data::kEosId}, 0, 0, {{2, 0}, {0, 1}, {1, 1}}};
   data::Example second{{14, data::kEosId}, {23, 24, 25, data::kEosId}, 1, 0, {{0, 2}}};
   data::PackedExamples packed;
