@@ -108,7 +108,7 @@ TEST_CASE("guided alignment loss gradients match finite differences", "[ops][gui
     }
 }
 
-TEST_CASE("attention with weights_grad: output and guided loss together, with dropout",
+TEST_CASE("attention with weights_grad: output and guided loss together - with dropout",
           "[ops][guided_alignment][grad]") {
   Tensor a = alignment_targets();
   for (float rate : {0.f, 0.3f}) {

@@ -81,7 +81,7 @@ TEST_CASE("request limits count characters and sentences", "[serve][request]") {
   CHECK_NOTHROW(check_text_size({std::string(100000, 'a')}, RequestLimits{}));
 }
 
-TEST_CASE("/v1/translate's alignment fields: attn-translate's flags, from JSON or a form", "[serve][request]") {
+TEST_CASE("/v1/translate's alignment fields: attn-translate's flags - from JSON or a form", "[serve][request]") {
   CHECK_FALSE(parse_native_request(json{{"q", "x"}}).alignments.has_value());
   CHECK_FALSE(parse_native_request(json{{"q", "x"}, {"alignments", false}}).alignments.has_value());
   const attn::decode::AlignmentExtraction defaults;

@@ -210,7 +210,7 @@ double last_dev_aer(const TinyRun& run) {
 
 }  // namespace
 
-TEST_CASE("validation reports the AER of data.valid_alignment_gold, and guidance lowers it on the pairs it guides",
+TEST_CASE("validation reports the AER of data.valid_alignment_gold - and guidance lowers it on the pairs it guides",
           "[train][guided_alignment]") {
   const json train = {{"max_steps", 120}, {"save_every", 120}, {"valid_every", 120}, {"learning_rate", 0.01}};
   TinyRun plain(train), guided(train);
