@@ -96,44 +96,37 @@ Tensor dropout_weights(const Tensor& weights, float rate, Rng& rng) {
 // In place, per row: dS = Pd * G - P * rowsum(Pd * G), G = dL/dPd (on entry in `grad`).
 // This is softmax's backward dS = P * (dP - rowsum(dP * P)) with dP = G * keep / (1 - rate),
 // rewritten with P * dP = Pd * G so that the dropout mask is never needed again.
-void softmax_backward_rows(const Tensor& weights, const Tensor& dropped, Tensor& grad, int64_t keys) {
+// With a gradient W = dL/dP on the weights themselves (AttentionOptions::weights_grad; null:
+// none), dP gains W, so P * dP = Pd * G + P * W and dS = Pd * G + P * W - P * rowsum(that);
+// `grad` then holds G, or zeros when the output got no gradient.
+void softmax_backward_rows(const Tensor& weights, const Tensor& dropped, const Tensor* weights_grad, Tensor& grad,
+                           int64_t keys) {
   const float* p = weights.data();
   const float* pd = dropped.data();
+  const float* w = weights_grad ? weights_grad->data() : nullptr;
   float* g = grad.data();
   int64_t rows = grad.numel() / keys;
 #pragma omp parallel for if (grad.numel() > kParallelWork) schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
-    int64_t base = r * keys;
+    float* gr = g + r * keys;
+    const float* pr = p + r * keys;
+    const float* pdr = pd + r * keys;
     float dot = 0.f;
+    if (w) {
+      const float* wr = w + r * keys;
 #pragma omp simd reduction(+ : dot)
-    for (int64_t j = 0; j < keys; ++j) dot += pd[base + j] * g[base + j];
+      for (int64_t j = 0; j < keys; ++j) {
+        gr[j] = pdr[j] * gr[j] + pr[j] * wr[j];
+        dot += gr[j];
+      }
 #pragma omp simd
-    for (int64_t j = 0; j < keys; ++j) g[base + j] = pd[base + j] * g[base + j] - p[base + j] * dot;
-  }
-}
-
-// The same with a gradient W = dL/dP on the weights themselves (AttentionOptions::weights_grad):
-// dP = G * keep / (1 - rate) + W, so P * dP = Pd * G + P * W and
-//   dS = Pd * G + P * W - P * rowsum(Pd * G + P * W).
-// `grad` holds G on entry (zero when the output got no gradient) and dS on return.
-void softmax_backward_rows_with_weights_grad(const Tensor& weights, const Tensor& dropped, const Tensor& weights_grad,
-                                             Tensor& grad, int64_t keys) {
-  const float* p = weights.data();
-  const float* pd = dropped.data();
-  const float* w = weights_grad.data();
-  float* g = grad.data();
-  int64_t rows = grad.numel() / keys;
-#pragma omp parallel for if (grad.numel() > kParallelWork) schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    int64_t base = r * keys;
-    float dot = 0.f;
+      for (int64_t j = 0; j < keys; ++j) gr[j] -= pr[j] * dot;
+    } else {
 #pragma omp simd reduction(+ : dot)
-    for (int64_t j = 0; j < keys; ++j) {
-      g[base + j] = pd[base + j] * g[base + j] + p[base + j] * w[base + j];
-      dot += g[base + j];
+      for (int64_t j = 0; j < keys; ++j) dot += pdr[j] * gr[j];
+#pragma omp simd
+      for (int64_t j = 0; j < keys; ++j) gr[j] = pdr[j] * gr[j] - pr[j] * dot;
     }
-#pragma omp simd
-    for (int64_t j = 0; j < keys; ++j) g[base + j] -= p[base + j] * dot;
   }
 }
 
@@ -178,12 +171,9 @@ void attention_backward(const SavedAttention& saved, const Tensor& output) {
   } else {
     std::fill(d_scores.data(), d_scores.data() + d_scores.numel(), 0.f);
   }
-  if (weights_have_grad) {
-    softmax_backward_rows_with_weights_grad(saved.weights, saved.dropped, saved.weights.grad(), d_scores,
-                                            saved.weights.dim(-1));
-  } else {
-    softmax_backward_rows(saved.weights, saved.dropped, d_scores, saved.weights.dim(-1));
-  }
+  const Tensor weights_grad = weights_have_grad ? saved.weights.grad() : Tensor();
+  softmax_backward_rows(saved.weights, saved.dropped, weights_have_grad ? &weights_grad : nullptr, d_scores,
+                        saved.weights.dim(-1));
   Tensor d_scores_operand = matmul_operand(d_scores, saved.precision);  // a MatrixView does not own its data
   MatrixView d_s = MatrixView::of(d_scores_operand);
   if (saved.q_grad.requires_grad()) {

@@ -15,6 +15,7 @@
 #include "train/trainer.h"
 
 using namespace attn;
+using attn::testing::check_identical;
 using attn::testing::error_of_training;
 using attn::testing::TinyRun;
 using nlohmann::json;
@@ -28,15 +29,21 @@ std::vector<std::string> lines_of(const std::string& path) {
   return lines;
 }
 
+// Word links i-i of one pair, as many as the shorter side has words.
+std::string diagonal_links(const std::string& src, const std::string& tgt) {
+  const int64_t words = std::min(data::whitespace_word_count(src), data::whitespace_word_count(tgt));
+  std::string links;
+  for (int64_t w = 0; w < words; ++w) links += (w ? " " : "") + std::to_string(w) + "-" + std::to_string(w);
+  return links;
+}
+
 // Word links i-i of the run's training pairs, as many as the shorter side has words; returns
 // the file's path.
 std::string write_diagonal_links(const TinyRun& run, int64_t lines = -1) {
   const std::vector<std::string> src = lines_of(run.dir.file("train.src")), tgt = lines_of(run.dir.file("train.tgt"));
   std::string text;
   for (size_t i = 0; i < src.size() && (lines < 0 || int64_t(i) < lines); ++i) {
-    const int64_t words = std::min(data::whitespace_word_count(src[i]), data::whitespace_word_count(tgt[i]));
-    for (int64_t w = 0; w < words; ++w) text += (w ? " " : "") + std::to_string(w) + "-" + std::to_string(w);
-    text += "\n";
+    text += diagonal_links(src[i], tgt[i]) + "\n";
   }
   const std::string path = run.dir.file("train.links");
   attn::testing::write_file(path, text);
@@ -56,16 +63,6 @@ std::vector<double> guided_losses(const TinyRun& run) {
     if (record["type"] == "train" && record.contains("guided_loss")) losses.push_back(record["guided_loss"]);
   }
   return losses;
-}
-
-void check_identical(const std::map<std::string, Tensor>& a, const std::map<std::string, Tensor>& b) {
-  REQUIRE(a.size() == b.size());
-  for (const auto& [name, tensor] : a) {
-    INFO(name);
-    const Tensor& other = b.at(name);
-    REQUIRE(tensor.shape() == other.shape());
-    CHECK(std::memcmp(tensor.data(), other.data(), tensor.numel() * sizeof(float)) == 0);
-  }
 }
 
 }  // namespace
@@ -189,9 +186,7 @@ std::string write_diagonal_gold(const TinyRun& run) {
   std::string text;
   for (size_t i = 0; i < 24; ++i) {
     text += src[i] + "\t" + tgt[i] + "\t";
-    const int64_t words = std::min(data::whitespace_word_count(src[i]), data::whitespace_word_count(tgt[i]));
-    for (int64_t w = 0; w < words; ++w) text += (w ? " " : "") + std::to_string(w) + "-" + std::to_string(w);
-    text += "\n";
+    text += diagonal_links(src[i], tgt[i]) + "\n";
   }
   const std::string path = run.dir.file("gold.tsv");
   attn::testing::write_file(path, text);

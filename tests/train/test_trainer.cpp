@@ -20,6 +20,7 @@
 #include "train/trainer.h"
 
 using namespace attn;
+using attn::testing::check_identical;
 using attn::testing::error_of_training;
 using attn::testing::TinyRun;
 using nlohmann::json;
@@ -50,17 +51,6 @@ NamedValues values_of(const ParameterStore& store) {
   NamedValues values;
   for (const NamedParameter& parameter : store.parameters()) values[parameter.name] = parameter.tensor.to_vector();
   return values;
-}
-
-// Bit-for-bit equality of two name -> tensor maps (NaN-safe, -0 != +0).
-void check_identical(const std::map<std::string, Tensor>& a, const std::map<std::string, Tensor>& b) {
-  REQUIRE(a.size() == b.size());
-  for (const auto& [name, tensor] : a) {
-    INFO(name);
-    const Tensor& other = b.at(name);
-    REQUIRE(tensor.shape() == other.shape());
-    CHECK(std::memcmp(tensor.data(), other.data(), tensor.numel() * sizeof(float)) == 0);
-  }
 }
 
 }  // namespace

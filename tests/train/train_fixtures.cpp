@@ -1,6 +1,9 @@
 #include "train/train_fixtures.h"
 
+#include <cstring>
 #include <filesystem>
+
+#include <catch2/catch.hpp>
 
 #include "core/check.h"
 #include "data/data_fixtures.h"
@@ -42,6 +45,16 @@ std::string error_of_training(const io::Config& config, const train::TrainOption
     return error.what();
   }
   return "";
+}
+
+void check_identical(const std::map<std::string, Tensor>& a, const std::map<std::string, Tensor>& b) {
+  REQUIRE(a.size() == b.size());
+  for (const auto& [name, tensor] : a) {
+    INFO(name);
+    const Tensor& other = b.at(name);
+    REQUIRE(tensor.shape() == other.shape());
+    CHECK(std::memcmp(tensor.data(), other.data(), tensor.numel() * sizeof(float)) == 0);
+  }
 }
 
 }  // namespace attn::testing

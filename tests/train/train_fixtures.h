@@ -2,6 +2,7 @@
 // A tiny training run for in-process trainer tests: a synthetic corpus, the shared tiny
 // vocabulary (copied in, so no test trains SentencePiece), and a tiny Transformer config with
 // one thread and dropout on.
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -26,6 +27,10 @@ struct TinyRun {
   std::string best_checkpoint() const { return run_dir + "/checkpoint.best.safetensors"; }
   train::TrainState last_state() const;  // the train_state of checkpoint.last
 };
+
+// Bit-for-bit equality of two name -> tensor maps, such as two checkpoints' parameters or
+// extras (NaN-safe, -0 != +0); a Catch2 check per tensor.
+void check_identical(const std::map<std::string, Tensor>& a, const std::map<std::string, Tensor>& b);
 
 // The message train::train fails with for `config`, or "" when it trains to the end.
 std::string error_of_training(const io::Config& config, const train::TrainOptions& options = {});
