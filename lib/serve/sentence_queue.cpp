@@ -7,6 +7,10 @@
 
 namespace attn::serve {
 
+namespace {
+constexpr std::chrono::seconds kIdleBeforeTrim{1};
+}  // namespace
+
 PendingRequest::PendingRequest(std::vector<std::string> sentences, int nbest,
                                std::optional<decode::AlignmentExtraction> alignment)
     : sentences_(std::move(sentences)),
@@ -91,8 +95,21 @@ void SentenceQueue::close() {
 void SentenceQueue::run() {
   backend_.start_thread();
   std::unique_lock<std::mutex> lock(mutex_);
+  bool decoded_since_trim = false;
   while (true) {
-    arrived_.wait(lock, [&] { return closed_ || !waiting_.empty(); });
+    const auto work = [&] { return closed_ || !waiting_.empty(); };
+    // Idle for a second after decoding: what the batches freed goes back to the kernel, so a
+    // server's RSS over days follows its current work, not the longest batch it ever decoded
+    // (core/process_memory.h). Not after every batch: under load the queue empties at each
+    // one, and a trim walks every allocator arena (one per HTTP thread, up to glibc's limit).
+    if (decoded_since_trim && !arrived_.wait_for(lock, kIdleBeforeTrim, work)) {
+      lock.unlock();
+      release_free_memory();
+      lock.lock();
+      decoded_since_trim = false;
+      continue;
+    }
+    arrived_.wait(lock, work);
     if (waiting_.empty()) return;  // closed, and everything decoded
     // A full batch, or as many as came before the oldest has waited max_wait.
     const auto deadline = waiting_.front().arrived + options_.max_wait;
@@ -101,14 +118,8 @@ void SentenceQueue::run() {
     if (batch.empty()) continue;
     lock.unlock();
     decode(batch);
-    // Idle now: what the batch freed goes back to the kernel, so a server's RSS over days
-    // follows its current batches, not the longest it ever decoded (core/process_memory.h).
     lock.lock();
-    if (waiting_.empty()) {
-      lock.unlock();
-      release_free_memory();
-      lock.lock();
-    }
+    decoded_since_trim = true;
   }
 }
 
