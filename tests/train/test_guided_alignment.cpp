@@ -18,6 +18,7 @@ using namespace attn;
 using attn::testing::check_identical;
 using attn::testing::error_of_training;
 using attn::testing::TinyRun;
+using attn::testing::train_with_a_stop;
 using nlohmann::json;
 
 namespace {
@@ -109,12 +110,7 @@ TEST_CASE("guided alignment: --resume reaches the parameters of an uninterrupted
     run->config.data.concat_prob = concat ? 0.5 : 0.0;
   }
   train::train(straight.config, {});
-  io::Config first_half = interrupted.config;
-  first_half.train.max_steps = 5;
-  train::train(first_half, {});
-  train::TrainOptions resume;
-  resume.resume = true;
-  train::train(interrupted.config, resume);
+  train_with_a_stop(interrupted.config, 5);
   io::Checkpoint a = io::load_checkpoint(straight.last_checkpoint());
   io::Checkpoint b = io::load_checkpoint(interrupted.last_checkpoint());
   check_identical(a.parameters, b.parameters);

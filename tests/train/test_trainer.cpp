@@ -23,6 +23,7 @@ using namespace attn;
 using attn::testing::check_identical;
 using attn::testing::error_of_training;
 using attn::testing::TinyRun;
+using attn::testing::train_with_a_stop;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
@@ -221,12 +222,7 @@ TEST_CASE("bf16 training: --resume is bit for bit and validating the moving aver
   validated.config.train.valid_every = 2;
   train::train(straight.config, {});
   train::train(validated.config, {});
-  io::Config first_half = interrupted.config;
-  first_half.train.max_steps = 5;
-  train::train(first_half, {});
-  train::TrainOptions resume;
-  resume.resume = true;
-  train::train(interrupted.config, resume);
+  train_with_a_stop(interrupted.config, 5);
 
   io::Checkpoint a = io::load_checkpoint(straight.last_checkpoint());
   for (const TinyRun* other : {&interrupted, &validated}) {

@@ -57,4 +57,13 @@ void check_identical(const std::map<std::string, Tensor>& a, const std::map<std:
   }
 }
 
+void train_with_a_stop(const io::Config& config, int64_t stop_at) {
+  io::Config first_half = config;
+  first_half.train.max_steps = stop_at;
+  train::train(first_half, {});
+  train::TrainOptions resume;
+  resume.resume = true;
+  train::train(config, resume);
+}
+
 }  // namespace attn::testing

@@ -32,6 +32,10 @@ struct TinyRun {
 // extras (NaN-safe, -0 != +0); a Catch2 check per tensor.
 void check_identical(const std::map<std::string, Tensor>& a, const std::map<std::string, Tensor>& b);
 
+// Trains `config` to step `stop_at`, then --resume to its own end: the interrupted half of a
+// resume-is-exact test.
+void train_with_a_stop(const io::Config& config, int64_t stop_at);
+
 // The message train::train fails with for `config`, or "" when it trains to the end.
 std::string error_of_training(const io::Config& config, const train::TrainOptions& options = {});
 
