@@ -275,7 +275,7 @@ struct TrainConfig {
 
 struct DecodeConfig {
   int beam = 5;                 // 1 = greedy
-  double length_penalty = 1.0;  // GNMT alpha: score / ((5 + len) / 6)^alpha; 0 = off
+  double length_penalty = 2.0;  // GNMT alpha: score / ((5 + len) / 6)^alpha; 0 = off (docs/experiments.md)
   double max_len_ratio = 1.5;   // max output tokens = ratio * source tokens + extra
   int max_len_extra = 10;
   int batch_size = 32;  // sentences per batch
