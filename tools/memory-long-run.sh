@@ -28,13 +28,13 @@ while [ $# -gt 0 ]; do
 done
 [ -f data/tatoeba_en_it/train.en ] || { echo "memory-long-run: data/tatoeba_en_it is missing (tools/get-data.sh)" >&2; exit 2; }
 
+run="$out/run"
+# Never delete a run: a second measurement needs another --out, or the old one moved aside.
+[ ! -e "$run" ] || { echo "memory-long-run: $run already exists; move it aside or choose another --out" >&2; exit 2; }
 corpus="$out/corpus"
 if [ ! -f "$corpus/train.it" ]; then
   python3 tools/make-large-corpus.py --out "$corpus" --pairs "$pairs" >"$out/corpus.log" 2>&1
 fi
-run="$out/run"
-# Never delete a run: a second measurement needs another --out, or the old one moved aside.
-[ ! -e "$run" ] || { echo "memory-long-run: $run already exists; move it aside or choose another --out" >&2; exit 2; }
 
 # A model small enough for 20,000 steps in minutes, a window far smaller than the corpus (it
 # streams), and a log record every 100 steps for the trend.
