@@ -3,7 +3,8 @@
 # each sending one test sentence per request (wrk, Debian's, with tools/bench-serve.lua),
 # against `attn-translate --batch-size 32` on the same lines at the same precision and beam;
 # p50/p99 latency of one sentence on an idle server (one connection) and under that load; the
-# server's peak RSS. Prints the CPU, every command's figures and a summary table.
+# server's peak RSS. attn-translate runs before and after the server; the ratio takes the mean.
+# Prints the CPU, every command's figures and a summary table.
 #
 #   tools/bench-serve.sh [--bin DIR] [--model RUN] [--input F] [--lines 2000] [--precision f32]
 #                        [--beam K] [--threads 2] [--clients 64] [--seconds 30] [--wait-ms 5]
@@ -73,11 +74,17 @@ beam_args=()
 [[ -n $beam ]] && beam_args=(--beam "$beam")
 common=(--model "$model" --precision "$precision" --threads "$threads" "${beam_args[@]}")
 
-echo "== attn-translate --batch-size 32 on $count lines"
-"$bin/attn-translate" "${common[@]}" --batch-size 32 --input "$work/lines.txt" --output "$work/translate.out" \
-  2> "$work/translate.err"
-grep 'sentences/s' "$work/translate.err"
-translate_rate=$(grep -o '[0-9.]* sentences/s' "$work/translate.err" | tail -1 | cut -d' ' -f1)
+# attn-translate runs before the server and again after it, and the ratio takes their mean: a
+# shared host's speed drifts over a minute, and one reference run taken before would carry
+# that drift into the ratio.
+translate_once() {
+  "$bin/attn-translate" "${common[@]}" --batch-size 32 --input "$work/lines.txt" --output "$work/translate.out" \
+    2> "$work/translate.err"
+  grep 'sentences/s' "$work/translate.err" >&2
+  grep -o '[0-9.]* sentences/s' "$work/translate.err" | tail -1 | cut -d' ' -f1
+}
+echo "== attn-translate --batch-size 32 on $count lines (before the server)"
+translate_before=$(translate_once)
 
 echo "== attn-serve --batch-size 32 --max-batch-wait-ms $wait_ms"
 "$bin/attn-serve" "${common[@]}" --batch-size 32 --max-batch-wait-ms "$wait_ms" --port 0 --http-threads $((clients * 2)) \
@@ -108,12 +115,15 @@ curl -sf "$url/metrics" | grep -E '^attn_(batch_sentences_(sum|count)|sentences_
 kill -TERM "$server_pid"
 wait "$server_pid"
 server_pid=
+echo "== attn-translate --batch-size 32 on $count lines (after the server)"
+translate_after=$(translate_once)
+translate_rate=$(python3 -c "print(f'{($translate_before + $translate_after) / 2:.1f}')")
 
 serve_rate=$(rate "$work/load.txt")
 echo
 echo "| figure | value |"
 echo "|---|---|"
-echo "| attn-translate --batch-size 32, $count lines | $translate_rate sentences/s |"
+echo "| attn-translate --batch-size 32, $count lines, mean of before and after | $translate_rate sentences/s ($translate_before, $translate_after) |"
 echo "| attn-serve, $clients clients, one sentence per request | $serve_rate sentences/s ($(python3 -c "print(f'{100 * $serve_rate / $translate_rate:.0f}')")% of attn-translate) |"
 echo "| latency idle (1 client), p50 / p99 | $(percentile 50% "$work/idle.txt") / $(percentile 99% "$work/idle.txt") ms |"
 echo "| latency under load ($clients clients), p50 / p99 | $(percentile 50% "$work/load.txt") / $(percentile 99% "$work/load.txt") ms |"
