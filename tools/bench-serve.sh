@@ -74,9 +74,8 @@ beam_args=()
 [[ -n $beam ]] && beam_args=(--beam "$beam")
 common=(--model "$model" --precision "$precision" --threads "$threads" "${beam_args[@]}")
 
-# attn-translate runs before the server and again after it, and the ratio takes their mean: a
-# shared host's speed drifts over a minute, and one reference run taken before would carry
-# that drift into the ratio.
+# Run before the server and again after it: a shared host's speed drifts within a minute, and
+# one reference run would carry that drift into the ratio.
 translate_once() {
   "$bin/attn-translate" "${common[@]}" --batch-size 32 --input "$work/lines.txt" --output "$work/translate.out" \
     2> "$work/translate.err"
