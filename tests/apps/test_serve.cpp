@@ -2,6 +2,7 @@
 // asked over real HTTP (httplib's client, and tests/serve/libretranslate_client.py, written as
 // LibreTranslate's own Python client sends requests). Translations equal attn-translate's;
 // hostile bodies get clear errors and the server stays up; SIGTERM exits 0 after answering.
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <fstream>
@@ -228,6 +229,24 @@ TEST_CASE("attn-serve refuses a run without languages in one line", "[cli][serve
   REQUIRE(run_program(dir, "attn-train", "--config " + attn::testing::quoted(config)).exit_code == 0);
   check_refused(run_program(dir, "attn-serve", "--model " + attn::testing::quoted(dir.file("run")) + " --port 0"),
                 "languages is not set and the training files' extensions name no language pair");
+}
+
+TEST_CASE("attn-serve: a model that fails to load exits in one line naming the flag", "[cli][serve]") {
+  // The model loads on a thread of its own (apps/attn-serve.cpp): its error must still end the
+  // program with the one line and a non-zero exit, not hang the HTTP thread or abort.
+  TempDir dir;
+  const Result result = run_program(dir, "attn-serve",
+                                    "--model " + attn::testing::quoted(trained_run().run) +
+                                        " --checkpoint no-such-checkpoint.safetensors --port 0");
+  INFO("stderr:\n" << result.err);
+  CHECK(result.exit_code > 0);
+  // The log's "listening ... loading the model" comes first; then the error, alone and last.
+  const std::vector<std::string> lines = split_lines(result.err);
+  REQUIRE(!lines.empty());
+  CHECK_THAT(lines.back(), Contains("[error] --checkpoint no-such-checkpoint.safetensors does not exist"));
+  CHECK(std::count_if(lines.begin(), lines.end(), [](const std::string& line) {
+          return line.find("[error]") != std::string::npos;
+        }) == 1);
 }
 
 TEST_CASE("attn-serve on a port another process holds exits in one line naming it", "[cli][serve]") {
