@@ -25,7 +25,9 @@ std::vector<int64_t> length_order(const std::vector<int32_t>& lengths, bool rand
   };
   const auto n = static_cast<int64_t>(lengths.size());
   std::vector<Key> keys(n);
-#pragma omp parallel for
+  // Serial: the training stream plans its next window on its read-ahead thread, where an OpenMP
+  // region would take a core from the trainer and add a second team (libgomp then cuts the
+  // spin of every idle worker, the trainer's included). The sort below dominates anyway.
   for (int64_t i = 0; i < n; ++i) keys[i] = {lengths[i], random_ties ? mix64(tie_seed, i) : 0, i};
   std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
     return a.length != b.length ? a.length < b.length : a.tie != b.tie ? a.tie < b.tie : a.position < b.position;
