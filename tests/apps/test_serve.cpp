@@ -235,18 +235,17 @@ TEST_CASE("attn-serve: a model that fails to load exits in one line naming the f
   // The model loads on a thread of its own (apps/attn-serve.cpp): its error must still end the
   // program with the one line and a non-zero exit, not hang the HTTP thread or abort.
   TempDir dir;
-  const Result result = run_program(dir, "attn-serve",
-                                    "--model " + attn::testing::quoted(trained_run().run) +
-                                        " --checkpoint no-such-checkpoint.safetensors --port 0");
+  const Result result = run_program(
+      dir, "attn-serve",
+      "--model " + attn::testing::quoted(trained_run().run) + " --checkpoint no-such-checkpoint.safetensors --port 0");
   INFO("stderr:\n" << result.err);
   CHECK(result.exit_code > 0);
   // The log's "listening ... loading the model" comes first; then the error, alone and last.
   const std::vector<std::string> lines = split_lines(result.err);
   REQUIRE(!lines.empty());
   CHECK_THAT(lines.back(), Contains("[error] --checkpoint no-such-checkpoint.safetensors does not exist"));
-  CHECK(std::count_if(lines.begin(), lines.end(), [](const std::string& line) {
-          return line.find("[error]") != std::string::npos;
-        }) == 1);
+  CHECK(std::count_if(lines.begin(), lines.end(),
+                      [](const std::string& line) { return line.find("[error]") != std::string::npos; }) == 1);
 }
 
 TEST_CASE("attn-serve on a port another process holds exits in one line naming it", "[cli][serve]") {
