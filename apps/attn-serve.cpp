@@ -7,8 +7,8 @@
 // once, after the port is bound, so /health answers 503 while it loads. SIGTERM or SIGINT:
 // stop accepting, answer what was accepted, exit 0 (a second one exits at once).
 #include <csignal>
-#include <exception>
 #include <functional>
+#include <future>
 #include <thread>
 
 #include "app_main.h"
@@ -50,16 +50,8 @@ void read_cross_attention(const attn::run::LoadedEnsemble& models, attn::serve::
 // almost nothing, and every parallel region of decoding waits for a futex wake-up: about 12%
 // fewer sentences/s under load (docs/performance.md, "Serving").
 void run_on_passing_thread(const std::function<void()>& work) {
-  std::exception_ptr error;
-  std::thread loader([&] {
-    try {
-      work();
-    } catch (...) {
-      error = std::current_exception();
-    }
-  });
-  loader.join();
-  if (error) std::rethrow_exception(error);
+  // The future, a temporary, joins its thread at the end of the statement: the thread is gone.
+  std::async(std::launch::async, work).get();
 }
 
 int serve(Flags& flags) {
