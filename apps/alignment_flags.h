@@ -1,12 +1,16 @@
 #pragma once
 // --alignments and the extraction flags of attn-dump-attention and attn-translate: word (or
 // piece) links read from the cross attention (decode/alignment.h).
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "align/symmetrize.h"
 #include "app_main.h"
 #include "decode/alignment.h"
+#include "run/load_run.h"
 
 namespace attn::apps {
 
@@ -16,8 +20,11 @@ struct AlignmentFlags {
   int shift = 0;
   CLI::Option* option = nullptr;  // --alignments
   decode::AlignmentExtraction extraction;
+  std::string reverse_model;  // --reverse-model: a target -> source run, "" = none
+  align::Symmetrization symmetrization = align::Symmetrization::grow_diag_final_and;
 
   bool enabled() const { return option && option->count() > 0; }
+  bool symmetrized() const { return enabled() && !reverse_model.empty(); }
 };
 
 // The defaults were chosen by AER on XL-WA en-it dev (docs/experiments.md, "Word alignments").
@@ -48,6 +55,14 @@ inline CLI::Option* add_alignment_options(CLI::App& app, AlignmentFlags& flags) 
                  ">= T (default: 0)")
       ->check(in_range(0, 1))
       ->needs(flags.option);
+  auto* reverse = app.add_option("--reverse-model", flags.reverse_model,
+                                 "a run of the reverse direction (target -> source language): its attention's word "
+                                 "links are symmetrised with this model's")
+                      ->needs(flags.option);
+  add_choice_option(app, "--symmetrize", flags.symmetrization,
+                    "with --reverse-model: intersection, union or grow-diag-final-and (default: " +
+                        std::string(choice_name(flags.symmetrization)) + ")")
+      ->needs(reverse);
   add_choice_option(app, "--alignment-words", flags.extraction.word_linking,
                     "word links from piece links ('any': words link when any of their pieces do) or from the "
                     "attention summed over source pieces, averaged over target pieces ('mean') (default: " +
@@ -70,7 +85,38 @@ inline decode::AlignmentExtraction alignment_extraction(AlignmentFlags& flags) {
                ": expected a head index from 0 or 'mean'");
     extraction.head = int(head);
   }
+  ATTN_CHECK(flags.reverse_model.empty() || extraction.unit == decode::AlignmentUnit::words,
+             "--reverse-model symmetrises word links: it does not combine with --alignments pieces (the two models' "
+             "pieces differ)");
   return extraction;
 }
+
+// --reverse-model: the reverse run, loaded once, and the symmetrisation of each line's links.
+class ReverseAligner {
+ public:
+  ReverseAligner(const AlignmentFlags& flags, std::optional<Precision> precision, int batch_size)
+      : run_(run::load_run(flags.reverse_model, "", precision)),
+        options_(decode::translate_options(run_.config)),
+        how_(flags.symmetrization) {
+    if (batch_size > 0) options_.batch_size = batch_size;
+  }
+
+  // forward[i] (links of sources[i] -> targets[i]) symmetrised with the reverse run's links.
+  std::vector<align::Links> symmetrized(const std::vector<align::Links>& forward,
+                                        const std::vector<std::string>& sources,
+                                        const std::vector<std::string>& targets,
+                                        const decode::AlignmentExtraction& extraction) const {
+    const std::vector<align::Links> reverse = decode::reverse_word_links(
+        *run_.model, run_.vocab->source, run_.vocab->target, sources, targets, extraction, options_);
+    std::vector<align::Links> links(forward.size());
+    for (size_t i = 0; i < forward.size(); ++i) links[i] = align::symmetrize(forward[i], reverse[i], how_);
+    return links;
+  }
+
+ private:
+  run::LoadedRun run_;
+  decode::TranslateOptions options_;
+  align::Symmetrization how_;
+};
 
 }  // namespace attn::apps

@@ -14,6 +14,7 @@
 #include "dnnl/context.h"
 #include "io/config.h"
 #include "models/model_factory.h"
+#include "ops/precision.h"
 #include "run/load_run.h"
 #include "run_defaults.h"
 
@@ -68,6 +69,15 @@ attn::bench::DecodeBenchmarkResult run_decode(const DecodeFlags& flags) {
                                                          flags.source_length, translate_options(config, flags), 1);
   result.precision = attn::choice_name(precision);
   return result;
+}
+
+// Decoding's MFU: its model FLOP rate against the matmul peak at its precision, measured after
+// the timed run. int8 has no peak of that kind here (measure_matmul_peak multiplies floats).
+void add_mfu(attn::bench::DecodeBenchmarkResult& result) {
+  auto precision = attn::parse_choice<attn::Precision>(result.precision);
+  if (precision != attn::Precision::f32 && precision != attn::Precision::bf16) return;
+  result.peak_gflops = attn::ops::measure_matmul_peak(*precision);
+  result.mfu = result.gflops / result.peak_gflops;
 }
 
 }  // namespace
@@ -125,6 +135,7 @@ int main(int argc, char** argv) {
   return attn::apps::run_app(app, argc, argv, [&] {
     if (*decode) {
       auto result = run_decode(flags);
+      add_mfu(result);
       std::cout << (json ? result.to_json().dump() : result.to_text()) << '\n';
       return 0;
     }

@@ -2,6 +2,7 @@
 //   attn-dump-attention --model runs/en-it --src s.txt [--tgt t.txt] [--out att.csv]
 //       [--kind cross] [--layer L] [--head H | --average-heads] [--beam N]
 //   attn-dump-attention --model runs/en-it --src s.txt --tgt t.txt --alignments [pieces] [--alignment-layer L ...]
+//       [--reverse-model runs/it-en [--symmetrize grow-diag-final-and]]
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -33,7 +34,9 @@ CSV columns: sentence,kind,layer,head,query_pos,query_token,key_pos,key_token,we
 words are the whitespace-separated words of the text (forced mode: of --src and --tgt), pieces
 the SentencePiece pieces, </s> excluded on both sides; a target token whose argmax is the source
 </s> gets no link. --alignment-layer, --alignment-head, --alignment-shift, --alignment-threshold
-and --alignment-words choose how links are read from the cross attention.
+and --alignment-words choose how links are read from the cross attention. --reverse-model RUN
+(a run trained the other way, target -> source) reads the same pairs the other way round and
+symmetrises both directions' word links (--symmetrize).
 )";
 
 struct Flags {
@@ -88,18 +91,28 @@ int dump(Flags& flags) {
   if (!alignments)
     csv = std::make_unique<attn::decode::AttentionCsvWriter>(
         out, [&](int32_t id) { return source_vocab.piece(id); }, [&](int32_t id) { return target_vocab.piece(id); });
+  // Alignments: one line per input line (an empty line's is empty), written once all are known.
+  std::vector<attn::align::Links> links(alignments ? sources.size() : 0);
+  std::vector<std::string> outputs(sources.size());  // free mode: the translations, for --reverse-model
   auto sink = [&](const attn::decode::SentenceAttention& sentence) {
-    if (csv)
-      csv->write(sentence);
-    else
-      out << attn::align::pharaoh_line(attn::decode::alignment_links(sentence, extraction, source_vocab, target_vocab))
-          << '\n';
+    if (csv) return csv->write(sentence);
+    const size_t line = size_t(sentence.index);
+    links[line] = attn::decode::alignment_links(sentence, extraction, source_vocab, target_vocab);
+    std::vector<int32_t> output = sentence.target;
+    if (!output.empty() && output.back() == target_vocab.eos_id()) output.pop_back();
+    outputs[line] = target_vocab.decode(output);
   };
   attn::decode::AttentionDumper dumper(*run.model, source_vocab, target_vocab, dump_options(flags, run.config));
   if (flags.tgt_path.empty())
     dumper.translated(sources, sink);
   else
     dumper.forced(sources, targets, sink);
+  if (flags.alignments.symmetrized()) {
+    const attn::apps::ReverseAligner reverse(flags.alignments, attn::apps::precision_flag(flags.precision),
+                                             flags.batch_size);
+    links = reverse.symmetrized(links, sources, flags.tgt_path.empty() ? outputs : targets, extraction);
+  }
+  for (const attn::align::Links& line : links) out << attn::align::pharaoh_line(line) << '\n';
   if (file.is_open()) {  // standard output is checked by run_app
     file.flush();
     ATTN_CHECK(file.good(), "writing ", flags.out_path, " failed");

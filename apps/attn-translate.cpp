@@ -7,6 +7,8 @@
 //   attn-translate --model runs/a --model runs/b [--checkpoint A.st --checkpoint B.st] [--weights 2 1] < in.txt
 //                                                  (an ensemble: models/ensemble.h)
 //   attn-translate --model runs/en-it --alignments < input.txt     ("translation ||| 0-0 1-2 ...", Marian style)
+//   attn-translate --model runs/en-it --alignments --reverse-model runs/it-en < input.txt   (both directions,
+//   symmetrised)
 //
 // It streams, as Marian and fairseq-interactive do: lines are translated a window of batches
 // at a time, as soon as the window is full or the input pauses, and each window's output is
@@ -191,6 +193,10 @@ int translate(Flags& flags) {
              " models");
   const attn::decode::AlignmentExtraction extraction =
       alignments ? attn::apps::alignment_extraction(flags.alignments) : attn::decode::AlignmentExtraction{};
+  std::optional<attn::apps::ReverseAligner> reverse;
+  if (flags.alignments.symmetrized())
+    reverse.emplace(flags.alignments, attn::apps::precision_flag(flags.precision), options.batch_size);
+  std::vector<std::string> window_sources;  // with --reverse-model: the window's lines, which it reads as targets
 
   Report report(flags.quiet);
   attn::io::LineReader reader(input.fd(), input.name());
@@ -202,6 +208,12 @@ int translate(Flags& flags) {
     if (alignments)
       links = attn::decode::translation_alignments(models.model(), translations, extraction, run.vocab->source,
                                                    run.vocab->target, options.batch_size);
+    if (reverse) {
+      std::vector<std::string> outputs;
+      for (const auto& translation : translations) outputs.push_back(translation.text);
+      links = reverse->symmetrized(links, window_sources, outputs, extraction);
+      window_sources.clear();
+    }
     std::string text;
     for (size_t i = 0; i < translations.size(); ++i)
       format_translation(text, next_index++, translations[i], translator, options.search.nbest,
@@ -214,6 +226,7 @@ int translate(Flags& flags) {
     // With nothing pending, wait for input as long as it takes; otherwise only for a pause.
     const auto status = reader.next(line, window.empty() ? kWaitForever : kInputPause);
     if (status == attn::io::LineReader::Status::line) {
+      if (reverse) window_sources.push_back(line);
       if (window.add(std::move(line))) flush_window();
     } else {
       if (!window.empty()) flush_window();

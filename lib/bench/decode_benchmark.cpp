@@ -6,6 +6,7 @@
 #include "core/buffer_pool.h"
 #include "core/process_memory.h"
 #include "core/rng.h"
+#include "ops/gemm.h"
 
 namespace attn::bench {
 
@@ -20,6 +21,7 @@ DecodeBenchmarkResult empty_result(const decode::TranslateOptions& options) {
   result.batch_size = options.batch_size;
   result.batch_tokens = options.batch_tokens;
   BufferPool::instance().reset_peak();  // decoding's peak, not loading's
+  ops::reset_gemm_flops();              // decoding's FLOPs, not the load's probes
   return result;
 }
 
@@ -27,6 +29,7 @@ DecodeBenchmarkResult finish(DecodeBenchmarkResult result, Clock::time_point sta
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   result.sentences_per_s = result.sentences / result.seconds;
   result.tokens_per_s = result.target_tokens / result.seconds;
+  result.gflops = double(ops::gemm_flops()) / result.seconds / 1e9;
   result.peak_rss_mb = peak_resident_mb();
   result.pool_peak_mb = double(BufferPool::instance().stats().peak_bytes) / double(1 << 20);
   return result;
@@ -95,15 +98,19 @@ nlohmann::json DecodeBenchmarkResult::to_json() const {
           {"tokens_per_s", tokens_per_s},
           {"peak_rss_mb", peak_rss_mb},
           {"pool_peak_mb", pool_peak_mb},
+          {"gflops", gflops},
+          {"peak_gflops", peak_gflops},
+          {"mfu", mfu},
           {"precision", precision}};
 }
 
 std::string DecodeBenchmarkResult::to_text() const {
   return fmt::format(
       "beam {} | batch {} ({} tokens) | {} | {} sentences, {} target tokens in {:.2f} s\n"
-      "{:.1f} sentences/s | {:.0f} target tokens/s | peak RSS {:.0f} MB | pool peak {:.0f} MB",
+      "{:.1f} sentences/s | {:.0f} target tokens/s | {:.1f} model GFLOP/s{} | peak RSS {:.0f} MB | pool peak {:.0f} MB",
       beam, batch_size, batch_tokens, precision, sentences, target_tokens, seconds, sentences_per_s, tokens_per_s,
-      peak_rss_mb, pool_peak_mb);
+      gflops, peak_gflops > 0 ? fmt::format(" (MFU {:.1f}% of {:.0f})", 100 * mfu, peak_gflops) : "", peak_rss_mb,
+      pool_peak_mb);
 }
 
 }  // namespace attn::bench

@@ -24,6 +24,9 @@ struct DecodeBenchmarkResult {
   int64_t batch_tokens = 0;
   double peak_rss_mb = 0;   // the process's, model and load included
   double pool_peak_mb = 0;  // the buffer pool's most live + cached bytes while decoding (weights included)
+  double gflops = 0;        // the model's matmul FLOPs (ops::gemm_flops) over the timed run / its time
+  double peak_gflops = 0;   // matmul peak at the same precision (ops::measure_matmul_peak); 0 = not measured
+  double mfu = 0;           // gflops / peak_gflops; 0 when the peak was not measured
   std::string precision;    // of the matmuls (f32, bf16, int8): the caller's to fill in
 
   nlohmann::json to_json() const;

@@ -139,6 +139,28 @@ std::vector<align::Links> translation_alignments(const models::Seq2SeqModel& mod
   return first;
 }
 
+std::vector<align::Links> reverse_word_links(const models::Seq2SeqModel& reverse_model,
+                                             const data::Vocab& reverse_source_vocab,
+                                             const data::Vocab& reverse_target_vocab,
+                                             const std::vector<std::string>& sources,
+                                             const std::vector<std::string>& targets, AlignmentExtraction extraction,
+                                             const TranslateOptions& options) {
+  extraction.unit = AlignmentUnit::words;  // the two models' pieces differ; their words do not
+  AttentionDumpOptions dump_options;
+  dump_options.selection = alignment_selection();
+  dump_options.translate = options;
+  const AttentionDumper dumper(reverse_model, reverse_source_vocab, reverse_target_vocab, dump_options);
+  std::vector<align::Links> links(sources.size());
+  dumper.forced(targets, sources, [&](const SentenceAttention& sentence) {
+    align::Links transposed;
+    for (const auto& [target_word, source_word] :
+         alignment_links(sentence, extraction, reverse_source_vocab, reverse_target_vocab))
+      transposed.emplace_back(source_word, target_word);
+    links[size_t(sentence.index)] = align::ordered(std::move(transposed));
+  });
+  return links;
+}
+
 CrossAttentionShape cross_attention_shape(const models::Seq2SeqModel& model) {
   const int32_t eos = data::kEosId;
   CrossAttentionShape shape;

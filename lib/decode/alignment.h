@@ -20,6 +20,7 @@
 // (`mean_attention`), then the same argmax or threshold.
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "align/links.h"
@@ -61,6 +62,19 @@ std::vector<align::Links> translation_alignments(const models::Seq2SeqModel& mod
                                                  const std::vector<Translation>& translations,
                                                  const AlignmentExtraction& extraction, const data::Vocab& source_vocab,
                                                  const data::Vocab& target_vocab, int batch_size);
+
+// The word links of a reverse model (trained on target -> source) over the same text pairs,
+// in the forward direction's (source word, target word) coordinates: the reverse model reads
+// targets[i] as its source and is forced on sources[i]; its links are then transposed. With the
+// forward model's links, align::symmetrize makes both directions one alignment (as attn-align
+// does with its two). `options` are the reverse run's (batch size, length limits); a pair with
+// an empty side gets no links.
+std::vector<align::Links> reverse_word_links(const models::Seq2SeqModel& reverse_model,
+                                             const data::Vocab& reverse_source_vocab,
+                                             const data::Vocab& reverse_target_vocab,
+                                             const std::vector<std::string>& sources,
+                                             const std::vector<std::string>& targets, AlignmentExtraction extraction,
+                                             const TranslateOptions& options);
 
 // The cross attention of `model`, read from one forward over a one-token sentence.
 CrossAttentionShape cross_attention_shape(const models::Seq2SeqModel& model);
