@@ -2,6 +2,7 @@
 // --alignments and the extraction flags of attn-dump-attention and attn-translate: word (or
 // piece) links read from the cross attention (decode/alignment.h).
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -95,7 +96,7 @@ inline decode::AlignmentExtraction alignment_extraction(AlignmentFlags& flags) {
 class ReverseAligner {
  public:
   ReverseAligner(const AlignmentFlags& flags, std::optional<Precision> precision, int batch_size)
-      : run_(run::load_run(flags.reverse_model, "", precision)),
+      : run_(load_reverse_run(flags.reverse_model, precision)),
         options_(decode::translate_options(run_.config)),
         how_(flags.symmetrization) {
     if (batch_size > 0) options_.batch_size = batch_size;
@@ -114,6 +115,15 @@ class ReverseAligner {
   }
 
  private:
+  // The run, or an error that names the flag (the run's own message names only the path).
+  static run::LoadedRun load_reverse_run(const std::string& dir, std::optional<Precision> precision) {
+    try {
+      return run::load_run(dir, "", precision);
+    } catch (const std::exception& error) {
+      throw std::runtime_error(std::string("--reverse-model: ") + error.what());
+    }
+  }
+
   run::LoadedRun run_;
   decode::TranslateOptions options_;
   align::Symmetrization how_;

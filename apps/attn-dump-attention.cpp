@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "alignment_flags.h"
 #include "app_main.h"
@@ -68,6 +69,9 @@ int dump(Flags& flags) {
   attn::run::LoadedRun run = attn::run::load_run(attn::apps::resolve_model_dir(model_flag), flags.checkpoint,
                                                  attn::apps::precision_flag(flags.precision));
   attn::dnn::set_num_threads(flags.threads > 0 ? flags.threads : run.config.train.threads);
+  std::optional<attn::apps::ReverseAligner> reverse;  // loaded before any output is opened
+  if (flags.alignments.symmetrized())
+    reverse.emplace(flags.alignments, attn::apps::precision_flag(flags.precision), flags.batch_size);
   const std::vector<std::string> sources = attn::data::read_lines(flags.src_path);
   std::vector<std::string> targets;
   if (!flags.tgt_path.empty()) {
@@ -93,11 +97,13 @@ int dump(Flags& flags) {
         out, [&](int32_t id) { return source_vocab.piece(id); }, [&](int32_t id) { return target_vocab.piece(id); });
   // Alignments: one line per input line (an empty line's is empty), written once all are known.
   std::vector<attn::align::Links> links(alignments ? sources.size() : 0);
-  std::vector<std::string> outputs(sources.size());  // free mode: the translations, for --reverse-model
+  const bool free_reverse = reverse && flags.tgt_path.empty();
+  std::vector<std::string> outputs(free_reverse ? sources.size() : 0);  // the translations the reverse run reads
   auto sink = [&](const attn::decode::SentenceAttention& sentence) {
     if (csv) return csv->write(sentence);
     const size_t line = size_t(sentence.index);
     links[line] = attn::decode::alignment_links(sentence, extraction, source_vocab, target_vocab);
+    if (!free_reverse) return;
     std::vector<int32_t> output = sentence.target;
     if (!output.empty() && output.back() == target_vocab.eos_id()) output.pop_back();
     outputs[line] = target_vocab.decode(output);
@@ -107,11 +113,7 @@ int dump(Flags& flags) {
     dumper.translated(sources, sink);
   else
     dumper.forced(sources, targets, sink);
-  if (flags.alignments.symmetrized()) {
-    const attn::apps::ReverseAligner reverse(flags.alignments, attn::apps::precision_flag(flags.precision),
-                                             flags.batch_size);
-    links = reverse.symmetrized(links, sources, flags.tgt_path.empty() ? outputs : targets, extraction);
-  }
+  if (reverse) links = reverse->symmetrized(links, sources, free_reverse ? outputs : targets, extraction);
   for (const attn::align::Links& line : links) out << attn::align::pharaoh_line(line) << '\n';
   if (file.is_open()) {  // standard output is checked by run_app
     file.flush();

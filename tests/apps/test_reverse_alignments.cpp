@@ -61,10 +61,10 @@ TEST_CASE("a reverse model symmetrises the forward links with its own transposed
   const std::string files = " --src " + quoted(dir.file("s.txt")) + " --tgt " + quoted(dir.file("t.txt"));
 
   const std::vector<LinkSet> own = dump_links(dir, forward + files + " --alignments");
-  const std::vector<LinkSet> reverse = dump_links(
-      dir, "--model " + reverse_run + " --src " + quoted(dir.file("t.txt")) + " --tgt " + quoted(dir.file("s.txt")) +
-               " --alignments",
-      true);
+  const std::vector<LinkSet> reverse = dump_links(dir,
+                                                  "--model " + reverse_run + " --src " + quoted(dir.file("t.txt")) +
+                                                      " --tgt " + quoted(dir.file("s.txt")) + " --alignments",
+                                                  true);
   auto symmetrised = [&](const std::string& how) {
     return dump_links(dir, forward + files + " --alignments --reverse-model " + reverse_run + " --symmetrize " + how);
   };
@@ -113,10 +113,11 @@ TEST_CASE("a reverse model symmetrises the forward links with its own transposed
   std::vector<std::string> texts;
   for (const auto& [text, links] : plain) texts.push_back(text);
   write_lines(dir.file("hyp.txt"), texts);
-  const std::vector<LinkSet> translated_reverse = dump_links(
-      dir, "--model " + reverse_run + " --src " + quoted(dir.file("hyp.txt")) + " --tgt " + quoted(dir.file("s.txt")) +
-               " --alignments",
-      true);
+  const std::vector<LinkSet> translated_reverse =
+      dump_links(dir,
+                 "--model " + reverse_run + " --src " + quoted(dir.file("hyp.txt")) + " --tgt " +
+                     quoted(dir.file("s.txt")) + " --alignments",
+                 true);
   for (size_t i = 0; i < plain.size(); ++i) {
     INFO("translated line " << i);
     CHECK(unioned[i].first == plain[i].first);
@@ -127,9 +128,21 @@ TEST_CASE("a reverse model symmetrises the forward links with its own transposed
                         intersected[i].second.end()));
   }
 
-  check_refused(run_program(dir, "attn-dump-attention", forward + files + " --alignments pieces --reverse-model " +
-                                                            reverse_run),
-                "--alignments pieces");
+  check_refused(
+      run_program(dir, "attn-dump-attention", forward + files + " --alignments pieces --reverse-model " + reverse_run),
+      "--alignments pieces");
   check_refused(run_program(dir, "attn-dump-attention", forward + files + " --reverse-model " + reverse_run),
                 "--reverse-model requires --alignments");
+  // A reverse run that does not load fails before any output is opened: --out keeps its text.
+  write_lines(dir.file("kept.align"), {"0-0"});
+  check_refused(run_program(dir, "attn-dump-attention",
+                            forward + files + " --alignments --reverse-model " + quoted(dir.file("no-such-run")) +
+                                " --out " + quoted(dir.file("kept.align"))),
+                "--reverse-model: ");
+  CHECK(read_text(dir.file("kept.align")) == "0-0\n");
+  check_refused(run_program(dir, "attn-translate",
+                            forward + " --input " + quoted(dir.file("s.txt")) + " --alignments --reverse-model " +
+                                quoted(dir.file("no-such-run")) + " --output " + quoted(dir.file("kept.align"))),
+                "--reverse-model: ");
+  CHECK(read_text(dir.file("kept.align")) == "0-0\n");
 }
