@@ -85,6 +85,20 @@ class Server {
   }
   std::string log() const { return read_text(dir_.file("child.err")); }
   int port() const { return port_; }
+  // The value of the /metrics line that starts with `name` (-1 when absent).
+  double metric(const std::string& name) const {
+    auto res = client().Get("/metrics");
+    REQUIRE(res);
+    const size_t at = res->body.find("\n" + name + " ");
+    return at == std::string::npos ? -1 : std::stod(res->body.substr(at + name.size() + 2));
+  }
+  // Waits (at most 30 s) until sentences wait in the queue: a fixed sleep races a loaded machine.
+  void wait_until_queued() const {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (metric("attn_queue_sentences") <= 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    REQUIRE(metric("attn_queue_sentences") > 0);
+  }
   pid_t pid() const { return pid_; }
 
  private:
@@ -216,7 +230,7 @@ TEST_CASE("attn-serve: SIGTERM answers the requests in flight and exits 0", "[cl
                                     "application/json");
     if (res) status = res->status;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  server.wait_until_queued();
   CHECK(server.stop() == 0);
   client_thread.join();
   CHECK(status == 200);
@@ -337,16 +351,9 @@ TEST_CASE("attn-serve: a client that disconnects mid-request has its waiting sen
       "Content-Length: " +
       std::to_string(body.size()) + "\r\n\r\n" + body;
   REQUIRE(send(raw, request.data(), request.size(), 0) == ssize_t(request.size()));
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  server.wait_until_queued();
   close(raw);
-  // The metrics' value of `name` once it stops changing.
-  const auto metric = [&](const std::string& name) {
-    auto res = server.client().Get("/metrics");
-    REQUIRE(res);
-    const size_t at = res->body.find("\n" + name + " ");
-    REQUIRE(at != std::string::npos);
-    return std::stod(res->body.substr(at + name.size() + 2));
-  };
+  const auto metric = [&](const std::string& name) { return server.metric(name); };
   const std::string dropped = "attn_sentences_dropped_total{reason=\"client_gone\"}";
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (metric(dropped) == 0 && std::chrono::steady_clock::now() < deadline)

@@ -35,6 +35,7 @@ class ReversingBackend : public BatchBackend {
   std::vector<SentenceResult> decode(
       const std::vector<const std::vector<int32_t>*>& sentences, int nbest,
       const std::vector<std::optional<attn::decode::AlignmentExtraction>>& alignments) override {
+    ++decodes_started;
     if (delay.count() > 0) std::this_thread::sleep_for(delay);
     std::vector<SentenceResult> results;
     for (size_t i = 0; i < sentences.size(); ++i) {
@@ -62,7 +63,17 @@ class ReversingBackend : public BatchBackend {
   std::mutex mutex;
   std::vector<std::string> sources;
   std::chrono::milliseconds delay{0};
+  std::atomic<int> decodes_started{0};
   attn::decode::AlignmentExtraction last_alignment;  // of the last sentence that asked for links
+
+  // Waits (at most 10 s) until a batch is decoding: a fixed sleep races a loaded machine,
+  // where the request may not even have been accepted yet.
+  void wait_until_decoding() const {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (decodes_started == 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    REQUIRE(decodes_started > 0);
+  }
 };
 
 // The fake model: en -> it, beam 3, two cross-attention layers of four heads.
@@ -264,7 +275,7 @@ TEST_CASE("a full queue answers 503 with Retry-After", "[serve][http]") {
     auto client = running.client();
     client.Post("/translate", json{{"q", "a\nb"}, {"source", "en"}, {"target", "it"}}.dump(), "application/json");
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // a in its batch, b waiting
+  running.backend.wait_until_decoding();  // a in its batch, b waiting
   auto client = running.client();
   auto res =
       client.Post("/translate", json{{"q", "c\nd"}, {"source", "en"}, {"target", "it"}}.dump(), "application/json");
@@ -314,7 +325,7 @@ TEST_CASE("stop() answers the requests already accepted", "[serve][http]") {
         client.Post("/translate", json{{"q", "ab"}, {"source", "en"}, {"target", "it"}}.dump(), "application/json");
     if (res) status = res->status;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  running->backend.wait_until_decoding();
   running.reset();  // stop, join, close
   client_thread.join();
   CHECK(status == 200);
@@ -356,7 +367,7 @@ TEST_CASE("a client that disconnects mid-request costs only the sentences alread
         "Content-Length: " +
         std::to_string(body.size()) + "\r\n\r\n" + body;
     REQUIRE(send(raw, request.data(), request.size(), 0) == ssize_t(request.size()));
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // s0 decoding, the others waiting
+    running.backend.wait_until_decoding();  // s0 decoding, the others waiting
     close(raw);
   }
   // Dropped when the decoding thread makes its next batch, once s0 is done.

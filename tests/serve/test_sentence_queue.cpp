@@ -54,6 +54,19 @@ class FakeBackend : public BatchBackend {
   std::vector<bool> aligned;  // per decoded sentence, in order: whether its links were asked for
   std::chrono::milliseconds delay{0};
   bool fail = false;
+
+  // Waits (at most 10 s) until the first batch is decoding: a fixed sleep races a loaded machine.
+  void wait_until_decoding() {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < deadline) {
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (!batches.empty()) return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    FAIL("no batch began decoding within 10 s");
+  }
 };
 
 }  // namespace
@@ -94,7 +107,7 @@ TEST_CASE("a batch takes the sentences closest in length to the oldest", "[serve
   backend.delay = std::chrono::milliseconds(50);
   SentenceQueue queue({2, std::chrono::milliseconds(0), 1000, 16}, backend);
   auto first = queue.submit({"a"}, 1);  // decoded alone while the rest arrive
-  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  backend.wait_until_decoding();
   auto rest = queue.submit({"aaaaaaaa", "aaa", "aaaaaaa", "aa"}, 1);
   first->wait();
   const auto results = rest->wait();
@@ -109,7 +122,7 @@ TEST_CASE("a full queue refuses a request whole - a closed one refuses all", "[s
   backend.delay = std::chrono::milliseconds(100);
   SentenceQueue queue({1, std::chrono::milliseconds(0), 3, 16}, backend);
   auto busy = queue.submit({"a"}, 1);
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // "a" is being decoded
+  backend.wait_until_decoding();  // "a" is being decoded
   auto fits = queue.submit({"b", "c"}, 1);
   CHECK_THROWS_AS(queue.submit({"d", "e"}, 1), QueueFull);
   CHECK(queue.depth() == 2);
@@ -133,7 +146,7 @@ TEST_CASE("a cancelled request's waiting sentences are not decoded - and are cou
   DropCounter drops;
   SentenceQueue queue({1, std::chrono::milliseconds(0), 100, 16}, backend, &drops);
   auto busy = queue.submit({"a"}, 1);
-  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  backend.wait_until_decoding();
   auto gone = queue.submit({"bb", "cc", "dd"}, 1);
   gone->cancel(DropReason::client_gone);
   gone->cancel(DropReason::timeout);  // the first reason stays
