@@ -1,6 +1,8 @@
 #include "dnnl/context.h"
 
 #include <cstdlib>
+#include <memory>
+#include <new>
 #include <omp.h>
 
 namespace attn::dnn {
@@ -16,9 +18,32 @@ size_t primitive_cache_capacity() {
   const unsigned long long value = std::strtoull(text, &end, 10);
   return *end == '\0' && value > 0 ? size_t(value) : PrimitiveCache::kDefaultCapacity;
 }
+
+// Per thread, so that primitives executing on two threads at once never share it; on one thread
+// executions run one after another (the CPU stream is synchronous).
+struct ScratchpadBuffer {
+  std::unique_ptr<void, decltype(&std::free)> data{nullptr, &std::free};
+  size_t bytes = 0;
+};
+thread_local ScratchpadBuffer scratchpad_buffer;
 }  // namespace
 
 Context::Context() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_), cache_(primitive_cache_capacity()) {}
+
+dnnl::memory Context::scratchpad(const dnnl::memory::desc& desc) {
+  ScratchpadBuffer& buffer = scratchpad_buffer;
+  const size_t needed = desc.get_size();
+  if (needed > buffer.bytes) {
+    constexpr size_t kAlignment = 64;  // a cache line, as oneDNN aligns its own
+    const size_t bytes = (needed + kAlignment - 1) / kAlignment * kAlignment;
+    buffer.data.reset(std::aligned_alloc(kAlignment, bytes));
+    if (!buffer.data) throw std::bad_alloc();
+    buffer.bytes = bytes;
+  }
+  return dnnl::memory(desc, engine_, buffer.data.get());
+}
+
+size_t Context::scratchpad_bytes() const { return scratchpad_buffer.bytes; }
 
 Context& Context::get() {
   static Context context;

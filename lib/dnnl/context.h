@@ -14,6 +14,14 @@ class Context {
   dnnl::engine& engine() { return engine_; }
   dnnl::stream& stream() { return stream_; }
   PrimitiveCache& cache() { return cache_; }
+  // Scratch space for one execution of a primitive made in user scratchpad mode (the matmuls):
+  // memory of `desc`'s size over a buffer of the calling thread's, grown as needed and reused by
+  // every such execution on that thread. oneDNN's default mode gives each primitive a scratchpad
+  // of its own for as long as the primitive lives, so every cached matmul held one: about 125 KB,
+  // two thirds of a cache entry's memory (docs/performance.md, "Memory").
+  dnnl::memory scratchpad(const dnnl::memory::desc& desc);
+  // The size of the calling thread's scratchpad buffer: the largest request so far.
+  size_t scratchpad_bytes() const;
 
  private:
   Context();

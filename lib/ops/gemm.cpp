@@ -15,8 +15,8 @@ namespace {
 using dnnl::memory;
 
 struct MatmulEntry {
-  dnnl::matmul::primitive_desc pd;
   dnnl::matmul primitive;
+  memory::desc scratchpad;
 };
 
 struct ReorderEntry {
@@ -32,6 +32,7 @@ struct OnednnPackedMatrix final : PackedMatrix {
 
 struct PackedMatmulEntry {
   std::optional<dnnl::matmul> primitive;  // empty when only a reference kernel reads the layout
+  memory::desc scratchpad;
 };
 
 // The layout is asked of a product of this many rows; oneDNN 2.6 picks the same one for every
@@ -57,6 +58,7 @@ uint64_t flop_counter = 0;
 dnnl::primitive_attr matmul_attr(const GemmOptions& options) {
   ATTN_CHECK(!(options.accumulate && options.relu), "gemm: a ReLU post-op cannot follow accumulation");
   dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // the context's, not one per cached primitive
   if (options.alpha != 1.f) attr.set_output_scales(0, {options.alpha});
   dnnl::post_ops post_ops;
   if (options.accumulate) post_ops.append_sum(1.f);
@@ -85,14 +87,16 @@ void add_output_and_options(dnn::CacheKey& key, const MatrixView& c, const GemmO
   key.add(int64_t(options.bias != nullptr)).add(int64_t(options.relu));
 }
 
-void execute_matmul(const dnnl::matmul& primitive, const MatrixView& a, const memory& b, const MatrixView& c,
-                    const GemmOptions& options) {
+void execute_matmul(const dnnl::matmul& primitive, const memory::desc& scratchpad, const MatrixView& a, const memory& b,
+                    const MatrixView& c, const GemmOptions& options) {
+  auto& context = dnn::Context::get();
   std::unordered_map<int, memory> args{
       {DNNL_ARG_SRC, dnn::wrap(dnn::strided_desc(a.dims, a.strides, a.dtype), a.data)},
       {DNNL_ARG_WEIGHTS, b},
       {DNNL_ARG_DST, dnn::wrap(dnn::strided_desc(c.dims, c.strides, c.dtype), c.data)}};
+  if (scratchpad.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, context.scratchpad(scratchpad));
   if (options.bias) args.emplace(DNNL_ARG_BIAS, dnn::wrap(bias_desc_of(c), options.bias));
-  primitive.execute(dnn::Context::get().stream(), args);
+  primitive.execute(context.stream(), args);
 }
 
 void count_flops(const MatrixView& a, const MatrixView& c) {
@@ -198,9 +202,9 @@ void gemm(const MatrixView& a_in, const MatrixView& b_in, const MatrixView& c, c
   add_output_and_options(key, c, options);
   auto& entry = context.cache().get<MatmulEntry>(key.str(), [&] {
     dnnl::matmul::primitive_desc pd = matmul_pd(a_desc, b_desc, c, options);
-    return MatmulEntry{pd, dnnl::matmul(pd)};
+    return MatmulEntry{dnnl::matmul(pd), pd.scratchpad_desc()};
   });
-  execute_matmul(entry.primitive, a, dnn::wrap(b_desc, b.data), c, options);
+  execute_matmul(entry.primitive, entry.scratchpad, a, dnn::wrap(b_desc, b.data), c, options);
 }
 
 std::shared_ptr<const PackedMatrix> pack_weight(const Tensor& weight) {
@@ -240,7 +244,10 @@ bool gemm_packed(const MatrixView& a_in, const PackedMatrix& weight, const Matri
     try {
       dnnl::matmul::primitive_desc pd =
           matmul_pd(dnn::plain_desc(a_in.dims, packed.dtype), packed.values.get_desc(), c, options);
-      if (std::string(pd.impl_info_str()).rfind("ref", 0) != 0) made.primitive = dnnl::matmul(pd);
+      if (std::string(pd.impl_info_str()).rfind("ref", 0) != 0) {
+        made.primitive = dnnl::matmul(pd);
+        made.scratchpad = pd.scratchpad_desc();
+      }
     } catch (const dnnl::error&) {
       // no kernel at all for the packed layout: the caller multiplies the plain weight
     }
@@ -250,7 +257,7 @@ bool gemm_packed(const MatrixView& a_in, const PackedMatrix& weight, const Matri
   count_flops(a_in, c);
   Tensor a_bf16;
   MatrixView a = operand_for(a_in, packed.dtype == DType::bf16, a_bf16);
-  execute_matmul(*entry.primitive, a, packed.values, c, options);
+  execute_matmul(*entry.primitive, entry.scratchpad, a, packed.values, c, options);
   return true;
 }
 
