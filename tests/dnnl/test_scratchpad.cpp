@@ -56,13 +56,14 @@ TEST_CASE("matmuls take their scratch space from the context - and share it with
   const Tensor other_a = random_matrix(200, 256, 3), other_b = random_matrix(256, 768, 4);
   std::vector<float> before, after;
   size_t bytes_before = 1, bytes_after = 0;
-  std::thread([&] {  // a fresh thread: its scratchpad starts empty
+  std::thread fresh([&] {  // a fresh thread: its scratchpad starts empty
     bytes_before = dnn::Context::get().scratchpad_bytes();
     before = product(a, b);
     bytes_after = dnn::Context::get().scratchpad_bytes();
     product(other_a, other_b);  // another shape writes the same scratch space in between
     after = product(a, b);
-  }).join();
+  });
+  fresh.join();
   CHECK(bytes_before == 0);
   CHECK(bytes_after > 0);
   CHECK(after == before);
