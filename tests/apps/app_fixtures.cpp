@@ -20,6 +20,7 @@
 #include <catch2/catch.hpp>
 
 #include "tiny_config.h"
+#include "wait_until.h"
 
 extern char** environ;
 
@@ -142,12 +143,7 @@ int wait_for(pid_t pid, int64_t* peak_rss_kb) {
 }
 
 bool wait_for_file(const std::string& path, double seconds) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (!std::filesystem::exists(path)) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
+  return wait_until([&] { return std::filesystem::exists(path); }, seconds);
 }
 
 PipedChild::PipedChild(const TempDir& dir, const std::string& program, const std::vector<std::string>& arguments,

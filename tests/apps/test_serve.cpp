@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/app_fixtures.h"
+#include "wait_until.h"
 
 using namespace attn::testing;
 using Catch::Contains;
@@ -92,12 +93,9 @@ class Server {
     const size_t at = res->body.find("\n" + name + " ");
     return at == std::string::npos ? -1 : std::stod(res->body.substr(at + name.size() + 2));
   }
-  // Waits (at most 30 s) until sentences wait in the queue: a fixed sleep races a loaded machine.
+  // Waits (at most 30 s) until sentences wait in the queue.
   void wait_until_queued() const {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (metric("attn_queue_sentences") <= 0 && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    REQUIRE(metric("attn_queue_sentences") > 0);
+    REQUIRE(attn::testing::wait_until([&] { return metric("attn_queue_sentences") > 0; }, 30));
   }
   pid_t pid() const { return pid_; }
 
@@ -353,16 +351,13 @@ TEST_CASE("attn-serve: a client that disconnects mid-request has its waiting sen
   REQUIRE(send(raw, request.data(), request.size(), 0) == ssize_t(request.size()));
   server.wait_until_queued();
   close(raw);
-  const auto metric = [&](const std::string& name) { return server.metric(name); };
   const std::string dropped = "attn_sentences_dropped_total{reason=\"client_gone\"}";
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (metric(dropped) == 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  CHECK(metric(dropped) > 0);
-  CHECK(metric(dropped) + metric("attn_sentences_translated_total") <= 2000);
+  wait_until([&] { return server.metric(dropped) != 0; }, 30);
+  CHECK(server.metric(dropped) > 0);
+  CHECK(server.metric(dropped) + server.metric("attn_sentences_translated_total") <= 2000);
   // Still serving.
   CHECK(translate(server, {{"q", lines[0]}, {"source", "en"}, {"target", "it"}})["translatedText"] ==
         attn_translate(dir, {lines[0]}, "").at(0));
-  CHECK(metric(dropped) + metric("attn_sentences_translated_total") <= 2001);
+  CHECK(server.metric(dropped) + server.metric("attn_sentences_translated_total") <= 2001);
   CHECK(server.stop() == 0);
 }

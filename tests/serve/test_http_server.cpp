@@ -13,6 +13,7 @@
 
 #include "serve/http_server.h"
 #include "temp_dir.h"
+#include "wait_until.h"
 
 using namespace attn::serve;
 using Catch::Contains;
@@ -66,13 +67,10 @@ class ReversingBackend : public BatchBackend {
   std::atomic<int> decodes_started{0};
   attn::decode::AlignmentExtraction last_alignment;  // of the last sentence that asked for links
 
-  // Waits (at most 10 s) until a batch is decoding: a fixed sleep races a loaded machine,
-  // where the request may not even have been accepted yet.
+  // Waits (at most 10 s) until a batch is decoding: on a loaded machine a fixed sleep can end
+  // before the request was even accepted.
   void wait_until_decoding() const {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (decodes_started == 0 && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    REQUIRE(decodes_started > 0);
+    REQUIRE(attn::testing::wait_until([&] { return decodes_started > 0; }, 10));
   }
 };
 
@@ -371,9 +369,7 @@ TEST_CASE("a client that disconnects mid-request costs only the sentences alread
     close(raw);
   }
   // Dropped when the decoding thread makes its next batch, once s0 is done.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (metric(client, dropped) < 19 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  attn::testing::wait_until([&] { return metric(client, dropped) >= 19; }, 5);
   CHECK(metric(client, dropped) == 19);
   // Others are still served, and the dropped sentences were never decoded.
   CHECK(post_json(client, "/translate", {{"q", "abc"}, {"source", "en"}, {"target", "it"}}, 200) ==

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "serve/sentence_queue.h"
+#include "wait_until.h"
 
 using namespace attn::serve;
 
@@ -55,17 +56,15 @@ class FakeBackend : public BatchBackend {
   std::chrono::milliseconds delay{0};
   bool fail = false;
 
-  // Waits (at most 10 s) until the first batch is decoding: a fixed sleep races a loaded machine.
+  // Waits (at most 10 s) until the first batch is decoding.
   void wait_until_decoding() {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (std::chrono::steady_clock::now() < deadline) {
-      {
-        std::lock_guard<std::mutex> lock(mutex);
-        if (!batches.empty()) return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    FAIL("no batch began decoding within 10 s");
+    const bool decoding = attn::testing::wait_until(
+        [&] {
+          std::lock_guard<std::mutex> lock(mutex);
+          return !batches.empty();
+        },
+        10);
+    if (!decoding) FAIL("no batch began decoding within 10 s");
   }
 };
 
