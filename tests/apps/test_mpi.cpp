@@ -18,6 +18,7 @@
 #include "io/checkpoint.h"
 #include "io/file_lock.h"
 #include "run/load_run.h"
+#include "wait_until.h"
 
 using namespace attn;
 using namespace attn::testing;
@@ -71,13 +72,9 @@ pid_t find_rank(const std::string& marker, int rank) {
 
 // Waits for `pid` at most `seconds`; its exit code (or -signal), or nullopt if it still runs.
 std::optional<int> wait_at_most(pid_t pid, double seconds) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    int status = 0;
-    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return std::nullopt;
+  int status = 0;
+  if (!attn::testing::wait_until([&] { return waitpid(pid, &status, WNOHANG) == pid; }, seconds)) return std::nullopt;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
 }
 
 }  // namespace

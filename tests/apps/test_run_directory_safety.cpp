@@ -16,6 +16,7 @@
 #include "io/file_lock.h"
 #include "run/load_run.h"
 #include "train/train_state.h"
+#include "wait_until.h"
 
 using namespace attn;
 using namespace attn::testing;
@@ -28,12 +29,7 @@ const json kTwentySteps = {{"max_steps", 20}, {"save_every", 10}, {"valid_every"
 
 // Polls until `pid` is the process named in the lock file (it holds the lock then).
 bool wait_for_holder(const std::string& lock, pid_t pid, double seconds) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (io::lock_holder(lock, 0) != pid || !io::lock_is_held(lock)) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
+  return wait_until([&] { return io::lock_holder(lock, 0) == pid && io::lock_is_held(lock); }, seconds);
 }
 
 std::vector<std::string> aside_folders(const std::string& run_dir) {

@@ -57,18 +57,17 @@ class Server {
     arguments.insert(arguments.end(), flags.begin(), flags.end());
     pid_ = spawn(dir, "attn-serve", arguments);
     const std::regex listening("listening on http://127\\.0\\.0\\.1:([0-9]+)");
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (std::chrono::steady_clock::now() < deadline) {
-      std::smatch match;
-      const std::string err = log();
-      if (port_ == 0 && std::regex_search(err, match, listening)) port_ = std::stoi(match[1]);
-      if (port_ > 0) {
-        auto health = client().Get("/health");
-        if (health && health->status == 200) return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    FAIL("attn-serve did not become ready:\n" << log());
+    const bool ready = wait_until(
+        [&] {
+          std::smatch match;
+          const std::string err = log();
+          if (port_ == 0 && std::regex_search(err, match, listening)) port_ = std::stoi(match[1]);
+          if (port_ == 0) return false;
+          auto health = client().Get("/health");
+          return health && health->status == 200;
+        },
+        60);
+    if (!ready) FAIL("attn-serve did not become ready:\n" << log());
   }
   ~Server() {
     if (pid_ > 0) stop();

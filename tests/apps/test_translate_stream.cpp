@@ -17,6 +17,7 @@
 #include <catch2/catch.hpp>
 
 #include "apps/app_fixtures.h"
+#include "wait_until.h"
 
 using namespace attn::testing;
 using nlohmann::json;
@@ -140,14 +141,11 @@ TEST_CASE("attn-translate --input and --output: the output file is complete or n
   const std::vector<std::string> valid = split_lines(read_text(dir.file("valid.src")));
   for (int i = 0; i < 80; ++i) child.write(valid[i % valid.size()] + "\n");  // 5 windows of 16
   // Wait until part of the translation is in the temporary file, then kill it.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   auto written = [&] {
     std::error_code error;
     return std::filesystem::file_size(output + ".tmp", error) > 0 && !error;
   };
-  while (!written() && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  REQUIRE(written());
+  REQUIRE(wait_until(written, 20));
   ::kill(child.pid(), SIGKILL);
   CHECK(child.wait() == -SIGKILL);
   CHECK(read_text(output) == "old\n");

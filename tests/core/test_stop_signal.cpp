@@ -10,6 +10,7 @@
 #include "core/stop_signal.h"
 #include "core/tensor.h"
 #include "ops/gemm.h"
+#include "wait_until.h"
 
 namespace {
 
@@ -24,10 +25,7 @@ bool blocks_stop_signals() {
 
 // Waits up to 5 s for the handler to have run.
 bool stop_arrives() {
-  const auto deadline = Clock::now() + std::chrono::seconds(5);
-  while (!stop_requested())
-    if (Clock::now() > deadline) return false;
-  return true;
+  return attn::testing::wait_until([] { return stop_requested(); }, 5);
 }
 
 }  // namespace
@@ -89,8 +87,7 @@ TEST_CASE("a stop callback runs on the catching thread after a stop signal", "[c
     ++calls;
   });
   kill(getpid(), SIGTERM);
-  const auto deadline = Clock::now() + std::chrono::seconds(5);
-  while (calls == 0 && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  attn::testing::wait_until([&] { return calls != 0; }, 5);
   on_stop_request({});
   CHECK(calls == 1);
   CHECK(on_other_thread);
