@@ -1,5 +1,6 @@
 #include "layers/kv_cache.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/parallel.h"
@@ -7,14 +8,53 @@
 
 namespace attn::layers {
 
-Tensor append_time(const Tensor& x, const std::vector<int64_t>& rows, const Tensor& step) {
+namespace {
+
+// The shape of rows `rows` of x with step appended: (B', H, t + s, Dh).
+Shape appended_shape(const Tensor& x, const std::vector<int64_t>& rows, const Tensor& step) {
   const int64_t kept = static_cast<int64_t>(rows.size());
   ATTN_CHECK(
       x.rank() == 4 && step.rank() == 4 && step.dim(0) == kept && x.dim(1) == step.dim(1) && x.dim(3) == step.dim(3),
       "append_time: ", to_string(x.shape()), " (", kept, " rows of it) and ", to_string(step.shape()));
-  const int64_t heads = x.dim(1), width = x.dim(3);
+  return {kept, x.dim(1), x.dim(2) + step.dim(2), x.dim(3)};
+}
+
+std::vector<int64_t> every_row(const Tensor& x) {
+  std::vector<int64_t> rows(static_cast<size_t>(x.rank() == 4 ? x.dim(0) : 0));
+  for (size_t b = 0; b < rows.size(); ++b) rows[b] = static_cast<int64_t>(b);
+  return rows;
+}
+
+// Room for a quarter more steps (8 at least) than `shape` holds: a storage then serves several
+// steps before it has to grow, and a long search holds at most 2.5x its cache.
+size_t growing_reserve(const Shape& shape) {
+  const int64_t steps = shape[2];
+  return size_t(numel(shape) / steps * (steps + std::max<int64_t>(8, steps / 4))) * sizeof(float);
+}
+
+}  // namespace
+
+Tensor StoragePair::next(const Shape& shape, DType dtype, size_t reserve_bytes) {
+  const size_t bytes = size_t(numel(shape)) * dtype_size(dtype);
+  BufferPtr& storage = storage_[next_];
+  next_ = 1 - next_;
+  if (!storage || storage->bytes() < bytes || storage.use_count() > 1) {
+    storage.reset();  // back to the pool before the new one is taken
+    storage = std::make_shared<Buffer>(std::max(bytes, reserve_bytes), false);
+  }
+  return Tensor::view_of(storage, nullptr, 0, shape, dtype);
+}
+
+Tensor append_time(const Tensor& x, const std::vector<int64_t>& rows, const Tensor& step) {
+  Tensor result = Tensor::empty(appended_shape(x, rows, step));
+  append_time_into(x, rows, step, result);
+  return result;
+}
+
+void append_time_into(const Tensor& x, const std::vector<int64_t>& rows, const Tensor& step, Tensor& result) {
+  ATTN_CHECK(result.shape() == appended_shape(x, rows, step), "append_time: into ", to_string(result.shape()));
+  const int64_t kept = result.dim(0), heads = x.dim(1), width = x.dim(3);
   const int64_t old_len = x.dim(2), step_len = step.dim(2), new_len = old_len + step_len;
-  Tensor result = Tensor::empty({kept, heads, new_len, width});
   const float* old_values = x.data();
   const float* step_values = step.data();
   float* target = result.data();
@@ -30,25 +70,23 @@ Tensor append_time(const Tensor& x, const std::vector<int64_t>& rows, const Tens
                   step_len * width * sizeof(float));
     }
   }
-  return result;
 }
 
-Tensor append_time(const Tensor& x, const Tensor& step) {
-  std::vector<int64_t> every_row(static_cast<size_t>(x.rank() == 4 ? x.dim(0) : 0));
-  for (size_t b = 0; b < every_row.size(); ++b) every_row[b] = static_cast<int64_t>(b);
-  return append_time(x, every_row, step);
-}
+Tensor append_time(const Tensor& x, const Tensor& step) { return append_time(x, every_row(x), step); }
 
 void KvCache::append(const Tensor& step_keys, const Tensor& step_values) {
   if (empty()) {
     keys = step_keys.detach();
     values = step_values.detach();
-  } else if (pending_rows_) {
-    keys = append_time(keys, *pending_rows_, step_keys);
-    values = append_time(values, *pending_rows_, step_values);
   } else {
-    keys = append_time(keys, step_keys);
-    values = append_time(values, step_values);
+    const std::vector<int64_t> rows = pending_rows_ ? *pending_rows_ : every_row(keys);
+    const Shape shape = appended_shape(keys, rows, step_keys);
+    Tensor new_keys = key_storage_.next(shape, DType::f32, growing_reserve(shape));
+    Tensor new_values = value_storage_.next(shape, DType::f32, growing_reserve(shape));
+    append_time_into(keys, rows, step_keys, new_keys);
+    append_time_into(values, rows, step_values, new_values);
+    keys = std::move(new_keys);
+    values = std::move(new_values);
   }
   pending_rows_.reset();
 }
@@ -56,8 +94,15 @@ void KvCache::append(const Tensor& step_keys, const Tensor& step_values) {
 void KvCache::select_rows(const std::vector<int64_t>& rows) {
   ATTN_CHECK(!pending_rows_, "kv cache: a deferred reorder is still waiting for its append");
   if (empty()) return;
-  keys = layers::select_rows(keys, rows);
-  values = layers::select_rows(values, rows);
+  auto gather = [&rows](const Tensor& x, StoragePair& storage) {
+    Shape shape = x.shape();
+    shape[0] = static_cast<int64_t>(rows.size());
+    Tensor result = storage.next(shape, x.dtype(), 0);
+    layers::select_rows_into(x, rows, result);
+    return result;
+  };
+  keys = gather(keys, key_storage_);
+  values = gather(values, value_storage_);
 }
 
 void KvCache::defer_select_rows(const std::vector<int64_t>& rows) {

@@ -7,6 +7,12 @@
 // Each step copies a self-attention cache once: a reorder waits for the next append, which
 // gathers the kept rows and adds the new step in one pass (defer_select_rows).
 //
+// The copies go back and forth between two storages per tensor (StoragePair), each with room
+// for more steps, so a step allocates nothing. A new tensor per step was a new pool block every
+// few steps (each longer cache its own size class), mapped and faulted in afresh, and its
+// arrival evicted the blocks the rest of the step reuses: most of beam search's system time
+// (docs/performance.md, "where a beam step goes").
+//
 // Shapes: keys, values (B, H, t, Dh); a step (B, H, 1, Dh).
 #include <optional>
 #include <utility>
@@ -15,6 +21,19 @@
 #include "core/tensor.h"
 
 namespace attn::layers {
+
+// Two storages written in turn: a tensor copied from one goes into the other.
+class StoragePair {
+ public:
+  // A tensor of `shape` on the storage not written last, which is replaced by a new one of
+  // `reserve_bytes` (at least the shape's) when it is smaller than the shape or something
+  // besides this pair still holds it.
+  Tensor next(const Shape& shape, DType dtype, size_t reserve_bytes);
+
+ private:
+  BufferPtr storage_[2];
+  int next_ = 0;
+};
 
 struct KvCache {
   KvCache() = default;
@@ -35,11 +54,14 @@ struct KvCache {
 
  private:
   std::optional<std::vector<int64_t>> pending_rows_;  // the reorder the next append does
+  StoragePair key_storage_, value_storage_;
 };
 
 // x (B, H, t, Dh) ++ step (B, H, s, Dh) along the time axis -> (B, H, t + s, Dh).
 Tensor append_time(const Tensor& x, const Tensor& step);
 // The same with rows `rows` of x (B' of them, repeats allowed) and step (B', H, s, Dh).
 Tensor append_time(const Tensor& x, const std::vector<int64_t>& rows, const Tensor& step);
+// The same into `result` (B', H, t + s, Dh).
+void append_time_into(const Tensor& x, const std::vector<int64_t>& rows, const Tensor& step, Tensor& result);
 
 }  // namespace attn::layers

@@ -8,18 +8,26 @@ namespace attn::layers {
 
 Tensor select_rows(const Tensor& x, const std::vector<int64_t>& rows) {
   Shape shape = x.shape();
-  int64_t row_size = x.numel() / shape[0];
   shape[0] = static_cast<int64_t>(rows.size());
-  Tensor result = Tensor::empty(shape);
-  const float* source = x.data();
-  float* target = result.data();
+  Tensor result = Tensor::empty(shape, x.dtype());
+  select_rows_into(x, rows, result);
+  return result;
+}
+
+void select_rows_into(const Tensor& x, const std::vector<int64_t>& rows, Tensor& result) {
+  const int64_t count = static_cast<int64_t>(rows.size());
+  Shape gathered = x.shape();
+  gathered[0] = count;
+  ATTN_CHECK(result.dtype() == x.dtype() && result.shape() == gathered, "select_rows: ", count, " rows of ",
+             to_string(x.shape()), " into ", to_string(result.shape()));
   for (int64_t row : rows)
     ATTN_CHECK(row >= 0 && row < x.dim(0), "select_rows: row ", row, " of ", to_string(x.shape()));
-  const int64_t count = static_cast<int64_t>(rows.size());
+  if (count == 0) return;
+  const size_t row_bytes = size_t(x.numel() / x.dim(0)) * dtype_size(x.dtype());
+  const char* source = static_cast<const char*>(x.raw());
+  char* target = static_cast<char*>(result.raw());
 #pragma omp parallel for if (result.numel() > kParallelWork) schedule(static)
-  for (int64_t i = 0; i < count; ++i)
-    std::memcpy(target + i * row_size, source + rows[i] * row_size, row_size * sizeof(float));
-  return result;
+  for (int64_t i = 0; i < count; ++i) std::memcpy(target + i * row_bytes, source + rows[i] * row_bytes, row_bytes);
 }
 
 SourceRows::SourceRows(int64_t sentences) : sentence_of_row_(static_cast<size_t>(sentences)) {

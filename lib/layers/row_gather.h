@@ -11,8 +11,10 @@
 namespace attn::layers {
 
 // Rows `rows` of x along axis 0, in that order, repeats allowed: a gather of whole sub-tensors
-// into a new tensor, with no gradient.
+// into a new tensor, with no gradient. Any dtype.
 Tensor select_rows(const Tensor& x, const std::vector<int64_t>& rows);
+// The same gather into `result`, which has x's dtype and shape with rows.size() rows.
+void select_rows_into(const Tensor& x, const std::vector<int64_t>& rows, Tensor& result);
 
 // The same gather for one value per row.
 template <class T>

@@ -64,3 +64,45 @@ TEST_CASE("source rows: beams reordered within their sentences move nothing - a 
   CHECK(rows.reorder({0, 1}));  // a sentence keeps fewer beams
   CHECK_THROWS_WITH(rows.reorder({2}), Catch::Contains("row 2 of 2"));
 }
+
+TEST_CASE("a kv cache copies between two storages - reused two appends later unless held elsewhere", "[layers][rows]") {
+  auto step = [](float value) { return Tensor::full({2, 1, 1, 1}, value); };  // (2, 1, 1, 1)
+  layers::KvCache cache;
+  cache.append(step(1), step(1));
+  cache.append(step(2), step(2));
+  const Tensor first = cache.keys.detach();  // a second handle on the storage just written
+  cache.append(step(3), step(3));
+  CHECK_FALSE(cache.keys.same_storage(first));
+  // The storage of `first` is still held, so the next append takes a new one and leaves it be.
+  cache.append(step(4), step(4));
+  CHECK_FALSE(cache.keys.same_storage(first));
+  CHECK(first.to_vector() == std::vector<float>{1, 2, 1, 2});
+  const Tensor third = cache.keys;  // steps 1-4
+  CHECK(third.to_vector() == std::vector<float>{1, 2, 3, 4, 1, 2, 3, 4});
+  cache.append(step(5), step(5));  // into the storage steps 1-3 were in: free and large enough
+  const float* before_next = cache.keys.data();
+  cache.append(step(6), step(6));
+  cache.append(step(7), step(7));
+  CHECK(cache.keys.data() == before_next);  // two appends later, the same storage again
+  CHECK(cache.keys.to_vector() == std::vector<float>{1, 2, 3, 4, 5, 6, 7, 1, 2, 3, 4, 5, 6, 7});
+  CHECK(third.to_vector() == std::vector<float>{1, 2, 3, 4, 1, 2, 3, 4});
+  CHECK(cache.values.to_vector() == cache.keys.to_vector());
+}
+
+TEST_CASE("a kv cache's eager reorders alternate storages too - and gather bf16 as bf16", "[layers][rows]") {
+  Tensor bf16_keys = Tensor::empty({3, 1, 1, 2}, DType::bf16);  // (3, 1, 1, 2), any 16-bit patterns
+  for (uint16_t i = 0; i < 6; ++i) bf16_keys.data_bf16()[i] = uint16_t(1000 + i);
+  layers::KvCache cache(bf16_keys, Tensor::from_vector({3, 1, 1, 2}, {0, 1, 10, 11, 20, 21}));
+  cache.select_rows({2, 0});
+  CHECK(cache.keys.dtype() == DType::bf16);
+  CHECK(std::vector<uint16_t>(cache.keys.data_bf16(), cache.keys.data_bf16() + 4) ==
+        std::vector<uint16_t>{1004, 1005, 1000, 1001});
+  const float* first = cache.values.data();
+  cache.select_rows({1, 1});
+  CHECK(cache.values.data() != first);  // read from one storage, written to the other
+  CHECK(cache.values.to_vector() == std::vector<float>{0, 1, 0, 1});
+  cache.select_rows({0});
+  CHECK(cache.values.data() == first);
+  CHECK(cache.values.to_vector() == std::vector<float>{0, 1});
+  CHECK_THROWS_WITH(layers::select_rows_into(cache.values, {0}, cache.keys), Catch::Contains("into"));
+}
