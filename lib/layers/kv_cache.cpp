@@ -32,25 +32,8 @@ size_t growing_reserve(const Shape& shape) {
   return size_t(numel(shape) / steps * (steps + std::max<int64_t>(8, steps / 4))) * sizeof(float);
 }
 
-}  // namespace
-
-Tensor StoragePair::next(const Shape& shape, DType dtype, size_t reserve_bytes) {
-  const size_t bytes = size_t(numel(shape)) * dtype_size(dtype);
-  BufferPtr& storage = storage_[next_];
-  next_ = 1 - next_;
-  if (!storage || storage->bytes() < bytes || storage.use_count() > 1) {
-    storage.reset();  // back to the pool before the new one is taken
-    storage = std::make_shared<Buffer>(std::max(bytes, reserve_bytes), false);
-  }
-  return Tensor::view_of(storage, nullptr, 0, shape, dtype);
-}
-
-Tensor append_time(const Tensor& x, const std::vector<int64_t>& rows, const Tensor& step) {
-  Tensor result = Tensor::empty(appended_shape(x, rows, step));
-  append_time_into(x, rows, step, result);
-  return result;
-}
-
+// Rows `rows` of x (B', H, t, Dh) with step (B', H, s, Dh) appended along the time axis, into
+// result (B', H, t + s, Dh).
 void append_time_into(const Tensor& x, const std::vector<int64_t>& rows, const Tensor& step, Tensor& result) {
   ATTN_CHECK(result.shape() == appended_shape(x, rows, step), "append_time: into ", to_string(result.shape()));
   const int64_t kept = result.dim(0), heads = x.dim(1), width = x.dim(3);
@@ -72,7 +55,18 @@ void append_time_into(const Tensor& x, const std::vector<int64_t>& rows, const T
   }
 }
 
-Tensor append_time(const Tensor& x, const Tensor& step) { return append_time(x, every_row(x), step); }
+}  // namespace
+
+Tensor StoragePair::next(const Shape& shape, DType dtype, size_t reserve_bytes) {
+  const size_t bytes = size_t(numel(shape)) * dtype_size(dtype);
+  BufferPtr& storage = storage_[next_];
+  next_ = 1 - next_;
+  if (!storage || storage->bytes() < bytes || storage.use_count() > 1) {
+    storage.reset();  // back to the pool before the new one is taken
+    storage = std::make_shared<Buffer>(std::max(bytes, reserve_bytes), false);
+  }
+  return Tensor::view_of(storage, nullptr, 0, shape, dtype);
+}
 
 void KvCache::append(const Tensor& step_keys, const Tensor& step_values) {
   if (empty()) {
@@ -81,8 +75,9 @@ void KvCache::append(const Tensor& step_keys, const Tensor& step_values) {
   } else {
     const std::vector<int64_t> rows = pending_rows_ ? *pending_rows_ : every_row(keys);
     const Shape shape = appended_shape(keys, rows, step_keys);
-    Tensor new_keys = key_storage_.next(shape, DType::f32, growing_reserve(shape));
-    Tensor new_values = value_storage_.next(shape, DType::f32, growing_reserve(shape));
+    const size_t reserve = growing_reserve(shape);
+    Tensor new_keys = key_storage_.next(shape, DType::f32, reserve);
+    Tensor new_values = value_storage_.next(shape, DType::f32, reserve);
     append_time_into(keys, rows, step_keys, new_keys);
     append_time_into(values, rows, step_values, new_values);
     keys = std::move(new_keys);
@@ -95,9 +90,7 @@ void KvCache::select_rows(const std::vector<int64_t>& rows) {
   ATTN_CHECK(!pending_rows_, "kv cache: a deferred reorder is still waiting for its append");
   if (empty()) return;
   auto gather = [&rows](const Tensor& x, StoragePair& storage) {
-    Shape shape = x.shape();
-    shape[0] = static_cast<int64_t>(rows.size());
-    Tensor result = storage.next(shape, x.dtype(), 0);
+    Tensor result = storage.next(gathered_shape(x, rows.size()), x.dtype(), 0);
     layers::select_rows_into(x, rows, result);
     return result;
   };

@@ -57,11 +57,4 @@ struct KvCache {
   StoragePair key_storage_, value_storage_;
 };
 
-// x (B, H, t, Dh) ++ step (B, H, s, Dh) along the time axis -> (B, H, t + s, Dh).
-Tensor append_time(const Tensor& x, const Tensor& step);
-// The same with rows `rows` of x (B' of them, repeats allowed) and step (B', H, s, Dh).
-Tensor append_time(const Tensor& x, const std::vector<int64_t>& rows, const Tensor& step);
-// The same into `result` (B', H, t + s, Dh).
-void append_time_into(const Tensor& x, const std::vector<int64_t>& rows, const Tensor& step, Tensor& result);
-
 }  // namespace attn::layers

@@ -6,20 +6,22 @@
 
 namespace attn::layers {
 
-Tensor select_rows(const Tensor& x, const std::vector<int64_t>& rows) {
+Shape gathered_shape(const Tensor& x, size_t count) {
   Shape shape = x.shape();
-  shape[0] = static_cast<int64_t>(rows.size());
-  Tensor result = Tensor::empty(shape, x.dtype());
+  shape[0] = static_cast<int64_t>(count);
+  return shape;
+}
+
+Tensor select_rows(const Tensor& x, const std::vector<int64_t>& rows) {
+  Tensor result = Tensor::empty(gathered_shape(x, rows.size()), x.dtype());
   select_rows_into(x, rows, result);
   return result;
 }
 
 void select_rows_into(const Tensor& x, const std::vector<int64_t>& rows, Tensor& result) {
   const int64_t count = static_cast<int64_t>(rows.size());
-  Shape gathered = x.shape();
-  gathered[0] = count;
-  ATTN_CHECK(result.dtype() == x.dtype() && result.shape() == gathered, "select_rows: ", count, " rows of ",
-             to_string(x.shape()), " into ", to_string(result.shape()));
+  ATTN_CHECK(result.dtype() == x.dtype() && result.shape() == gathered_shape(x, rows.size()), "select_rows: ", count,
+             " rows of ", to_string(x.shape()), " into ", to_string(result.shape()));
   for (int64_t row : rows)
     ATTN_CHECK(row >= 0 && row < x.dim(0), "select_rows: row ", row, " of ", to_string(x.shape()));
   if (count == 0) return;

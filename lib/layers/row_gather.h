@@ -13,8 +13,10 @@ namespace attn::layers {
 // Rows `rows` of x along axis 0, in that order, repeats allowed: a gather of whole sub-tensors
 // into a new tensor, with no gradient. Any dtype.
 Tensor select_rows(const Tensor& x, const std::vector<int64_t>& rows);
-// The same gather into `result`, which has x's dtype and shape with rows.size() rows.
+// The same gather into `result`, of x's dtype and gathered_shape(x, rows.size()).
 void select_rows_into(const Tensor& x, const std::vector<int64_t>& rows, Tensor& result);
+// x's shape with `count` rows on axis 0: what a gather of `count` rows makes.
+Shape gathered_shape(const Tensor& x, size_t count);
 
 // The same gather for one value per row.
 template <class T>
