@@ -6,11 +6,18 @@
 #include "core/rng.h"
 #include "decode/logits_processor.h"
 #include "decode/search.h"
+#include "layers/row_gather.h"
 #include "ops/log_softmax.h"
 
 namespace attn::decode {
 
 namespace {
+
+// Keeps a finished sentence's row in the decoding state until at least half the rows are
+// finished, then drops them all at once. Dropping a row copies every layer's caches and makes
+// each product a new shape; an idle row costs little, since a step's products at a few dozen rows
+// take as long as their weights take to read (docs/performance.md, "Decoding without copies").
+bool worth_dropping(int64_t finished_rows, int64_t state_rows) { return 2 * finished_rows >= state_rows; }
 
 // One token per sentence per step until eos or the length limit: greedy search and sampling.
 // choose(row, width, sentence, position) picks the next token from a row of log-probabilities,
@@ -23,41 +30,51 @@ std::vector<Hypothesis> one_token_at_a_time(const models::Seq2SeqModel& model, c
   layers::RunContext ctx{tape, false, nullptr, nullptr, options.precision};
   std::unique_ptr<models::DecoderState> state = model.start(ctx, source);
 
+  constexpr int64_t kFinished = -1;
   std::vector<Hypothesis> result(source.size);
-  std::vector<int64_t> active(source.size);  // sentence of each state row
+  std::vector<int64_t> sentence_of_row(source.size);  // per state row; kFinished: an idle row
   std::vector<int64_t> limits(source.size);
   for (int64_t b = 0; b < source.size; ++b) {
-    active[b] = b;
+    sentence_of_row[b] = b;
     limits[b] = max_output_length(source.src_lengths[b], options);
   }
-  std::vector<int32_t> previous(source.size, options.bos_id);
+  std::vector<int32_t> previous(source.size, options.bos_id);  // per state row
+  int64_t finished_rows = 0;
   const LogitsProcessors processors(options);
 
-  while (!active.empty()) {
+  while (finished_rows < int64_t(sentence_of_row.size())) {
     end_search_step();  // the encoder's or the previous step's temporaries are freed by now
     Tensor logits = model.step(ctx, *state, previous);  // (R, V)
     ops::log_softmax_rows_in_place(logits);
-    int64_t width = logits.dim(1);
-    std::vector<int64_t> keep_rows;
-    std::vector<int64_t> still_active;
-    std::vector<int32_t> next;
-    for (size_t r = 0; r < active.size(); ++r) {
+    const int64_t width = logits.dim(1);
+    for (size_t r = 0; r < sentence_of_row.size(); ++r) {
+      const int64_t sentence = sentence_of_row[r];
+      if (sentence == kFinished) continue;  // idle: its input stays what it was
       float* row = logits.data() + r * width;
-      Hypothesis& hypothesis = result[active[r]];
+      Hypothesis& hypothesis = result[sentence];
       processors.apply(row, width, hypothesis.tokens);
-      int32_t token = choose(row, width, active[r], hypothesis.tokens.size());
-      if (row[token] == kForbiddenLogProb) continue;  // every token forbidden: the hypothesis ends here
-      hypothesis.tokens.push_back(token);
-      hypothesis.log_prob += row[token];
-      bool done = token == options.eos_id || int64_t(hypothesis.tokens.size()) >= limits[active[r]];
-      if (done) continue;
-      keep_rows.push_back(static_cast<int64_t>(r));
-      still_active.push_back(active[r]);
-      next.push_back(token);
+      const int32_t token = choose(row, width, sentence, hypothesis.tokens.size());
+      const bool forbidden = row[token] == kForbiddenLogProb;  // every token forbidden: the hypothesis ends
+      if (!forbidden) {
+        hypothesis.tokens.push_back(token);
+        hypothesis.log_prob += row[token];
+        previous[r] = token;
+      }
+      if (forbidden || token == options.eos_id || int64_t(hypothesis.tokens.size()) >= limits[sentence]) {
+        sentence_of_row[r] = kFinished;
+        ++finished_rows;
+      }
     }
-    if (still_active.size() != active.size() && !still_active.empty()) state->select_rows(keep_rows);
-    active = std::move(still_active);
-    previous = std::move(next);
+    const int64_t rows = int64_t(sentence_of_row.size());
+    if (finished_rows < rows && worth_dropping(finished_rows, rows)) {
+      std::vector<int64_t> keep_rows;
+      for (int64_t r = 0; r < rows; ++r)
+        if (sentence_of_row[r] != kFinished) keep_rows.push_back(r);
+      state->select_rows(keep_rows);
+      sentence_of_row = layers::select_rows(sentence_of_row, keep_rows);
+      previous = layers::select_rows(previous, keep_rows);
+      finished_rows = 0;
+    }
   }
   for (auto& hypothesis : result) hypothesis.score = hypothesis.log_prob;
   return result;

@@ -10,92 +10,119 @@ namespace attn::layers {
 
 namespace {
 
-// The shape of rows `rows` of x with step appended: (B', H, t + s, Dh).
-Shape appended_shape(const Tensor& x, const std::vector<int64_t>& rows, const Tensor& step) {
-  const int64_t kept = static_cast<int64_t>(rows.size());
-  ATTN_CHECK(
-      x.rank() == 4 && step.rank() == 4 && step.dim(0) == kept && x.dim(1) == step.dim(1) && x.dim(3) == step.dim(3),
-      "append_time: ", to_string(x.shape()), " (", kept, " rows of it) and ", to_string(step.shape()));
-  return {kept, x.dim(1), x.dim(2) + step.dim(2), x.dim(3)};
-}
-
-std::vector<int64_t> every_row(const Tensor& x) {
-  std::vector<int64_t> rows(static_cast<size_t>(x.rank() == 4 ? x.dim(0) : 0));
+std::vector<int64_t> every_row(int64_t count) {
+  std::vector<int64_t> rows(static_cast<size_t>(count));
   for (size_t b = 0; b < rows.size(); ++b) rows[b] = static_cast<int64_t>(b);
   return rows;
 }
 
-// Room for a quarter more steps (8 at least) than `shape` holds: a storage then serves several
-// steps before it has to grow, and a long search holds at most 2.5x its cache.
-size_t growing_reserve(const Shape& shape) {
-  const int64_t steps = shape[2];
-  return size_t(numel(shape) / steps * (steps + std::max<int64_t>(8, steps / 4))) * sizeof(float);
-}
+// Room for a quarter more steps (8 at least) than `steps`: a storage then serves several steps
+// before it has to grow, and a long search holds at most 2.5x its cache.
+int64_t capacity_for(int64_t steps) { return steps + std::max<int64_t>(8, steps / 4); }
 
-// Rows `rows` of x (B', H, t, Dh) with step (B', H, s, Dh) appended along the time axis, into
-// result (B', H, t + s, Dh).
-void append_time_into(const Tensor& x, const std::vector<int64_t>& rows, const Tensor& step, Tensor& result) {
-  ATTN_CHECK(result.shape() == appended_shape(x, rows, step), "append_time: into ", to_string(result.shape()));
-  const int64_t kept = result.dim(0), heads = x.dim(1), width = x.dim(3);
-  const int64_t old_len = x.dim(2), step_len = step.dim(2), new_len = old_len + step_len;
-  const float* old_values = x.data();
-  const float* step_values = step.data();
-  float* target = result.data();
+// The first `steps` time positions of rows `rows` of `from` (B, H, capacity, Dh) into the
+// first positions of `into` (B', H, capacity', Dh), any dtype.
+void copy_steps(const Tensor& from, const std::vector<int64_t>& rows, int64_t steps, Tensor& into) {
+  const int64_t kept = into.dim(0), heads = from.dim(1);
   for (int64_t row : rows)
-    ATTN_CHECK(row >= 0 && row < x.dim(0), "append_time: row ", row, " of ", to_string(x.shape()));
-    // A beam step copies every layer's whole cache: memory-bound, so both cores copy.
-#pragma omp parallel for if (result.numel() > kParallelWork) schedule(static)
+    ATTN_CHECK(row >= 0 && row < from.dim(0), "kv cache: row ", row, " of ", to_string(from.shape()));
+  const size_t position_bytes = size_t(from.dim(3)) * dtype_size(from.dtype());
+  const size_t from_plane = size_t(from.dim(2)) * position_bytes, into_plane = size_t(into.dim(2)) * position_bytes;
+  const char* source = static_cast<const char*>(from.raw());
+  char* target = static_cast<char*>(into.raw());
+  // A beam step copies every layer's whole cache: memory-bound, so both cores copy.
+#pragma omp parallel for if (kept * heads * steps * from.dim(3) > kParallelWork) schedule(static)
   for (int64_t b = 0; b < kept; ++b) {
     for (int64_t h = 0; h < heads; ++h) {
-      float* plane = target + (b * heads + h) * new_len * width;
-      std::memcpy(plane, old_values + (rows[b] * heads + h) * old_len * width, old_len * width * sizeof(float));
-      std::memcpy(plane + old_len * width, step_values + (b * heads + h) * step_len * width,
-                  step_len * width * sizeof(float));
+      std::memcpy(target + (b * heads + h) * into_plane, source + (rows[b] * heads + h) * from_plane,
+                  size_t(steps) * position_bytes);
     }
   }
 }
 
-}  // namespace
-
-Tensor StoragePair::next(const Shape& shape, DType dtype, size_t reserve_bytes) {
-  const size_t bytes = size_t(numel(shape)) * dtype_size(dtype);
-  BufferPtr& storage = storage_[next_];
-  next_ = 1 - next_;
-  if (!storage || storage->bytes() < bytes || storage.use_count() > 1) {
-    storage.reset();  // back to the pool before the new one is taken
-    storage = std::make_shared<Buffer>(std::max(bytes, reserve_bytes), false);
-  }
-  return Tensor::view_of(storage, nullptr, 0, shape, dtype);
+// step (B, H, 1, Dh) into time position `position` of `into` (B, H, capacity, Dh), both f32.
+void write_step(const Tensor& step, int64_t position, Tensor& into) {
+  const int64_t planes = step.dim(0) * step.dim(1), width = step.dim(3);
+  const float* source = step.data();
+  float* target = into.data() + position * width;
+  for (int64_t p = 0; p < planes; ++p)
+    std::memcpy(target + p * into.dim(2) * width, source + p * width, size_t(width) * sizeof(float));
 }
 
-void KvCache::append(const Tensor& step_keys, const Tensor& step_values) {
-  if (empty()) {
-    keys = step_keys.detach();
-    values = step_values.detach();
-  } else {
-    const std::vector<int64_t> rows = pending_rows_ ? *pending_rows_ : every_row(keys);
-    const Shape shape = appended_shape(keys, rows, step_keys);
-    const size_t reserve = growing_reserve(shape);
-    Tensor new_keys = key_storage_.next(shape, DType::f32, reserve);
-    Tensor new_values = value_storage_.next(shape, DType::f32, reserve);
-    append_time_into(keys, rows, step_keys, new_keys);
-    append_time_into(values, rows, step_values, new_values);
-    keys = std::move(new_keys);
-    values = std::move(new_values);
+// The first `steps` time positions of `storage` (B, H, capacity, Dh) as a contiguous tensor:
+// the storage itself when it holds no more.
+Tensor first_steps(const Tensor& storage, int64_t steps) {
+  if (storage.dim(2) == steps) return storage;
+  Tensor result = Tensor::empty({storage.dim(0), storage.dim(1), steps, storage.dim(3)}, storage.dtype());
+  copy_steps(storage, every_row(storage.dim(0)), steps, result);
+  return result;
+}
+
+}  // namespace
+
+Tensor StoragePair::next(const Shape& planes_and_width, int64_t steps, int64_t reserve_steps, DType dtype) {
+  // planes_and_width: (B, H, -, Dh); the time axis is what this chooses.
+  const size_t step_bytes = size_t(planes_and_width[0] * planes_and_width[1] * planes_and_width[3]) * dtype_size(dtype);
+  BufferPtr& storage = storage_[next_];
+  next_ = 1 - next_;
+  if (!storage || storage->bytes() < size_t(steps) * step_bytes || storage.use_count() > 1) {
+    storage.reset();  // back to the pool before the new one is taken
+    storage = std::make_shared<Buffer>(size_t(std::max(steps, reserve_steps)) * step_bytes, false);
   }
-  pending_rows_.reset();
+  const int64_t capacity = step_bytes == 0 ? steps : int64_t(storage->bytes() / step_bytes);
+  return Tensor::view_of(storage, nullptr, 0, {planes_and_width[0], planes_and_width[1], capacity, planes_and_width[3]},
+                         dtype);
+}
+
+KvCache::KvCache(Tensor keys, Tensor values) : keys_(std::move(keys)), values_(std::move(values)) {
+  ATTN_CHECK(keys_.rank() == 4 && values_.shape() == keys_.shape(), "kv cache: keys ", to_string(keys_.shape()),
+             " and values ", to_string(values_.shape()), " differ");
+  steps_ = keys_.dim(2);
+}
+
+Tensor KvCache::keys() const { return empty() ? keys_ : first_steps(keys_, steps_); }
+Tensor KvCache::values() const { return empty() ? values_ : first_steps(values_, steps_); }
+
+void KvCache::append(const Tensor& step_keys, const Tensor& step_values) {
+  ATTN_CHECK(step_keys.rank() == 4 && step_keys.dim(2) == 1 && step_values.shape() == step_keys.shape() &&
+                 step_keys.dtype() == DType::f32 && step_values.dtype() == DType::f32,
+             "kv cache: a step's keys ", to_string(step_keys.shape()), " and values ", to_string(step_values.shape()),
+             " must be (B, H, 1, Dh), f32");
+  const bool has_room = !empty() && !pending_rows_ && steps_ < keys_.dim(2);
+  if (!has_room) {
+    const std::vector<int64_t> rows = pending_rows_ ? *pending_rows_ : every_row(empty() ? 0 : keys_.dim(0));
+    ATTN_CHECK(empty() || (int64_t(rows.size()) == step_keys.dim(0) && keys_.dim(1) == step_keys.dim(1) &&
+                           keys_.dim(3) == step_keys.dim(3) && keys_.dtype() == DType::f32),
+               "kv cache: a step ", to_string(step_keys.shape()), " for ", rows.size(), " rows of ",
+               to_string(keys_.shape()));
+    const int64_t steps = steps_ + 1, reserve = capacity_for(steps);
+    Tensor new_keys = key_storage_.next(step_keys.shape(), steps, reserve, DType::f32);
+    Tensor new_values = value_storage_.next(step_keys.shape(), steps, reserve, DType::f32);
+    if (!empty()) {
+      copy_steps(keys_, rows, steps_, new_keys);
+      copy_steps(values_, rows, steps_, new_values);
+    }
+    keys_ = std::move(new_keys);
+    values_ = std::move(new_values);
+    pending_rows_.reset();
+  }
+  ATTN_CHECK(keys_.dim(0) == step_keys.dim(0) && keys_.dim(1) == step_keys.dim(1) && keys_.dim(3) == step_keys.dim(3),
+             "kv cache: a step ", to_string(step_keys.shape()), " for ", to_string(keys_.shape()));
+  write_step(step_keys, steps_, keys_);
+  write_step(step_values, steps_, values_);
+  ++steps_;
 }
 
 void KvCache::select_rows(const std::vector<int64_t>& rows) {
   ATTN_CHECK(!pending_rows_, "kv cache: a deferred reorder is still waiting for its append");
   if (empty()) return;
-  auto gather = [&rows](const Tensor& x, StoragePair& storage) {
-    Tensor result = storage.next(gathered_shape(x, rows.size()), x.dtype(), 0);
-    layers::select_rows_into(x, rows, result);
+  auto gather = [&](const Tensor& x, StoragePair& storage) {
+    Tensor result = storage.next(gathered_shape(x, rows.size()), steps_, steps_, x.dtype());
+    copy_steps(x, rows, steps_, result);
     return result;
   };
-  keys = gather(keys, key_storage_);
-  values = gather(values, value_storage_);
+  keys_ = gather(keys_, key_storage_);
+  values_ = gather(values_, value_storage_);
 }
 
 void KvCache::defer_select_rows(const std::vector<int64_t>& rows) {

@@ -18,18 +18,23 @@ MultiHeadAttention::MultiHeadAttention(ParameterStore& store, const std::string&
   output_ = Linear(store, name + ".out", width, width);
 }
 
-AttentionOutput MultiHeadAttention::attend(const RunContext& ctx, const Tensor& queries, const Tensor& keys,
-                                           const Tensor& values, const ops::AttentionMask& mask,
-                                           bool weights_grad) const {
-  ops::AttentionOptions options;
-  options.weights_grad = weights_grad;
-  options.mask = mask;
-  options.dropout = attention_dropout_;
-  options.training = ctx.training;
-  options.rng = ctx.rng;
-  options.precision = ctx.precision;
-  ops::AttentionResult result = ops::attention(ctx.tape, queries, keys, values, options);  // (B, H, Tq, Dh)
-  Tensor merged = ops::merge_heads(ctx.tape, result.output, ctx.matmul_input_dtype());     // (B, Tq, D)
+AttentionOutput MultiHeadAttention::attend(const RunContext& ctx, const Tensor& queries, const ops::KeyValues& kv,
+                                           const ops::AttentionMask& mask, bool weights_grad) const {
+  ops::AttentionResult result;  // output (B, H, Tq, Dh)
+  if (queries.dim(2) == 1 && !ctx.training && !weights_grad && !ctx.tape.needs_grad(queries, kv.keys, kv.values)) {
+    result = ops::attention_step(queries, kv, mask);
+  } else {
+    ATTN_CHECK(kv.length == kv.keys.dim(2), "attention: ", kv.length, " keys of a storage of ", kv.keys.dim(2));
+    ops::AttentionOptions options;
+    options.weights_grad = weights_grad;
+    options.mask = mask;
+    options.dropout = attention_dropout_;
+    options.training = ctx.training;
+    options.rng = ctx.rng;
+    options.precision = ctx.precision;
+    result = ops::attention(ctx.tape, queries, kv.keys, kv.values, options);
+  }
+  Tensor merged = ops::merge_heads(ctx.tape, result.output, ctx.matmul_input_dtype());  // (B, Tq, D)
   return {output_(ctx.tape, merged), result.weights};
 }
 
@@ -42,13 +47,13 @@ AttentionOutput MultiHeadAttention::self_attention(const RunContext& ctx, const 
   Tensor k = ops::split_heads(ctx.tape, qkv, heads_, width, width, dtype);
   Tensor v = ops::split_heads(ctx.tape, qkv, heads_, 2 * width, width, dtype);
   if (positions_) positions_->rotate_queries_keys(ctx.tape, q, k, 0);
-  return attend(ctx, q, k, v, mask);
+  return attend(ctx, q, {k, v, k.dim(2)}, mask);
 }
 
 AttentionOutput MultiHeadAttention::self_attention_step(const RunContext& ctx, const Tensor& x, KvCache& cache,
                                                         const ops::AttentionMask& mask) const {
   const int64_t width = x.dim(-1);
-  const int64_t position = cache.empty() ? 0 : cache.keys.dim(2);
+  const int64_t position = cache.steps();
   Tensor qkv = qkv_(ctx.tape, x);                                    // (B, 1, 3D)
   Tensor k = ops::split_heads(ctx.tape, qkv, heads_, width, width);  // (B, H, 1, Dh)
   Tensor v = ops::split_heads(ctx.tape, qkv, heads_, 2 * width, width);
@@ -56,7 +61,7 @@ AttentionOutput MultiHeadAttention::self_attention_step(const RunContext& ctx, c
   if (positions_) positions_->rotate_queries_keys(ctx.tape, q, k, position);
   cache.append(k, v);
   // The newest query sees every cached key (causal in the offset form).
-  return attend(ctx, q, cache.keys, cache.values, mask);
+  return attend(ctx, q, cache.entries(), mask);
 }
 
 KvCache MultiHeadAttention::project_memory(const RunContext& ctx, const Tensor& memory) const {
@@ -70,7 +75,7 @@ KvCache MultiHeadAttention::project_memory(const RunContext& ctx, const Tensor& 
 AttentionOutput MultiHeadAttention::cross_attention(const RunContext& ctx, const Tensor& x, const KvCache& memory,
                                                     const ops::AttentionMask& mask, bool weights_grad) const {
   Tensor q = ops::split_heads(ctx.tape, query_(ctx.tape, x), heads_, ctx.matmul_input_dtype());  // (B, H, Tq, Dh)
-  return attend(ctx, q, memory.keys, memory.values, mask, weights_grad);
+  return attend(ctx, q, memory.entries(), mask, weights_grad);
 }
 
 }  // namespace attn::layers

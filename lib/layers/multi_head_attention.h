@@ -48,7 +48,9 @@ class MultiHeadAttention {
                                   const ops::AttentionMask& mask, bool weights_grad = false) const;
 
  private:
-  AttentionOutput attend(const RunContext& ctx, const Tensor& queries, const Tensor& keys, const Tensor& values,
+  // queries (B, H, Tq, Dh) over kv: ops::attention_step for one query without gradient
+  // (decoding), else ops::attention over all of kv's keys.
+  AttentionOutput attend(const RunContext& ctx, const Tensor& queries, const ops::KeyValues& kv,
                          const ops::AttentionMask& mask, bool weights_grad = false) const;
 
   int64_t heads_ = 1;

@@ -17,16 +17,10 @@ struct Dims {
   int64_t rows() const { return batch * heads * queries; }  // rows of the (B*H*Tq, Tk) weights
 };
 
-Dims check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& options) {
-  ATTN_CHECK(q.rank() == 4 && k.rank() == 4, "attention: q and k must be (B, H, T, Dh), got q ", to_string(q.shape()),
-             ", k ", to_string(k.shape()));
-  ATTN_CHECK(q.dim(0) == k.dim(0) && q.dim(1) == k.dim(1) && q.dim(3) == k.dim(3), "attention: q ",
-             to_string(q.shape()), " does not fit k ", to_string(k.shape()));
-  ATTN_CHECK(v.shape() == k.shape(), "attention: v ", to_string(v.shape()), " differs from k ", to_string(k.shape()));
-  Dims dims{q.dim(0), q.dim(1), q.dim(2), k.dim(2), q.dim(3)};
+// The checks of dims and mask that attention() and attention_step() share.
+void check_mask(const Dims& dims, const AttentionMask& mask, const Tensor& q, const Tensor& k) {
   ATTN_CHECK(dims.batch * dims.heads * dims.queries * dims.keys * dims.head_width > 0, "attention: empty input q ",
              to_string(q.shape()), ", k ", to_string(k.shape()));
-  const AttentionMask& mask = options.mask;
   ATTN_CHECK(!mask.causal || dims.queries <= dims.keys, "attention: causal needs Tq <= Tk, got q ",
              to_string(q.shape()), ", k ", to_string(k.shape()));
   ATTN_CHECK(!mask.bias || dims.queries <= dims.keys, "attention: a bias needs Tq <= Tk, got q ", to_string(q.shape()),
@@ -39,6 +33,16 @@ Dims check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Atten
     ATTN_CHECK(length >= 0 && length <= dims.keys, "attention: key length ", length, " outside [0, Tk=", dims.keys,
                "]");
   }
+}
+
+Dims check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& options) {
+  ATTN_CHECK(q.rank() == 4 && k.rank() == 4, "attention: q and k must be (B, H, T, Dh), got q ", to_string(q.shape()),
+             ", k ", to_string(k.shape()));
+  ATTN_CHECK(q.dim(0) == k.dim(0) && q.dim(1) == k.dim(1) && q.dim(3) == k.dim(3), "attention: q ",
+             to_string(q.shape()), " does not fit k ", to_string(k.shape()));
+  ATTN_CHECK(v.shape() == k.shape(), "attention: v ", to_string(v.shape()), " differs from k ", to_string(k.shape()));
+  Dims dims{q.dim(0), q.dim(1), q.dim(2), k.dim(2), q.dim(3)};
+  check_mask(dims, options.mask, q, k);
   ATTN_CHECK(options.dropout >= 0.f && options.dropout < 1.f, "attention: dropout ", options.dropout,
              " outside [0, 1)");
   ATTN_CHECK(!(options.training && options.dropout > 0.f) || options.rng, "attention: dropout needs an rng");
@@ -52,31 +56,35 @@ int64_t visible_keys(const Dims& dims, const AttentionMask& mask, int64_t b, int
   return limit;
 }
 
+// One row of scores (its `keys` already scaled) becomes P in place: S + A over the `visible`
+// keys, + M past them, then softmax. The row's query is at `position`, of head `head`.
+void softmax_row(float* row, int64_t keys, int64_t visible, const AttentionBias& bias, int64_t head, float position) {
+  if (bias) {  // A = -slope |i - j|
+    const float slope = bias.slopes[size_t(head)];
+#pragma omp simd
+    for (int64_t j = 0; j < visible; ++j) row[j] -= slope * std::fabs(position - float(j));
+  }
+  for (int64_t j = visible; j < keys; ++j) row[j] += kMaskValue;
+  float max = *std::max_element(row, row + keys);
+  float sum = 0.f;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t j = 0; j < keys; ++j) {
+    row[j] = fast_exp(row[j] - max);  // exactly 0 at masked keys: exp(-1e9) underflows
+    sum += row[j];
+  }
+  float inverse = 1.f / sum;
+#pragma omp simd
+  for (int64_t j = 0; j < keys; ++j) row[j] *= inverse;
+}
+
 // scores (B, H, Tq, Tk), already scaled, become P in place: S + A + M, then softmax over each row.
 void masked_softmax(Tensor& scores, const Dims& dims, const AttentionMask& mask) {
   float* values = scores.data();
 #pragma omp parallel for if (scores.numel() > kParallelWork) schedule(static)
   for (int64_t r = 0; r < dims.rows(); ++r) {
-    float* row = values + r * dims.keys;
-    int64_t query = r % dims.queries;
-    int64_t visible = visible_keys(dims, mask, r / (dims.heads * dims.queries), query);
-    if (mask.bias) {  // A = -slope |i - j|, the row's query at position i = query + Tk - Tq
-      const float slope = mask.bias.slopes[size_t((r / dims.queries) % dims.heads)];
-      const float position = float(query + (dims.keys - dims.queries));
-#pragma omp simd
-      for (int64_t j = 0; j < visible; ++j) row[j] -= slope * std::fabs(position - float(j));
-    }
-    for (int64_t j = visible; j < dims.keys; ++j) row[j] += kMaskValue;
-    float max = *std::max_element(row, row + dims.keys);
-    float sum = 0.f;
-#pragma omp simd reduction(+ : sum)
-    for (int64_t j = 0; j < dims.keys; ++j) {
-      row[j] = fast_exp(row[j] - max);  // exactly 0 at masked keys: exp(-1e9) underflows
-      sum += row[j];
-    }
-    float inverse = 1.f / sum;
-#pragma omp simd
-    for (int64_t j = 0; j < dims.keys; ++j) row[j] *= inverse;
+    const int64_t query = r % dims.queries;
+    softmax_row(values + r * dims.keys, dims.keys, visible_keys(dims, mask, r / (dims.heads * dims.queries), query),
+                mask.bias, (r / dims.queries) % dims.heads, float(query + (dims.keys - dims.queries)));
   }
 }
 
@@ -218,6 +226,81 @@ AttentionResult attention(Tape& tape, const Tensor& q, const Tensor& k, const Te
                          slot(v, v_operand), weights,   dropped,   dropped_operand,    scale,
                          options.precision};
     tape.record([saved, output = output.grad_only()] { attention_backward(saved, output); });
+  }
+  return {output, weights};
+}
+
+namespace {
+
+inline float as_float(float x) { return x; }
+inline float as_float(uint16_t x) { return bf16_to_f32(x); }
+
+// scores[j] = scale q . keys[j] for the `count` keys (rows of `width`) of one (b, h) row.
+template <class T>
+void score_keys(const T* q, const T* keys, int64_t count, int64_t width, float scale, float* scores) {
+  for (int64_t j = 0; j < count; ++j) {
+    const T* key = keys + j * width;
+    float dot = 0.f;
+#pragma omp simd reduction(+ : dot)
+    for (int64_t d = 0; d < width; ++d) dot += as_float(q[d]) * as_float(key[d]);
+    scores[j] = dot * scale;
+  }
+}
+
+// output = sum_j weights[j] values[j] over `count` values (rows of `width`).
+template <class T>
+void weigh_values(const float* weights, const T* values, int64_t count, int64_t width, float* output) {
+  std::fill(output, output + width, 0.f);
+  for (int64_t j = 0; j < count; ++j) {
+    const T* value = values + j * width;
+    const float weight = weights[j];
+#pragma omp simd
+    for (int64_t d = 0; d < width; ++d) output[d] += weight * as_float(value[d]);
+  }
+}
+
+template <class T>
+void attend_rows(const T* q, const T* keys, const T* values, int64_t capacity, const Dims& dims,
+                 const AttentionMask& mask, float* weights, float* output) {
+  const float scale = 1.f / std::sqrt(static_cast<float>(dims.head_width));
+  const float position = float(dims.keys - 1);  // the query's, in the offset form
+  const int64_t width = dims.head_width;
+#pragma omp parallel for if (dims.rows() * dims.keys * width > kParallelWork) schedule(static)
+  for (int64_t r = 0; r < dims.rows(); ++r) {  // r = (b, h)
+    const T* row_keys = keys + r * capacity * width;
+    float* row_weights = weights + r * dims.keys;
+    score_keys(q + r * width, row_keys, dims.keys, width, scale, row_weights);
+    softmax_row(row_weights, dims.keys, visible_keys(dims, mask, r / dims.heads, 0), mask.bias, r % dims.heads,
+                position);
+    weigh_values(row_weights, values + r * capacity * width, dims.keys, width, output + r * width);
+  }
+}
+
+}  // namespace
+
+AttentionResult attention_step(const Tensor& q, const KeyValues& kv, const AttentionMask& mask) {
+  const Tensor& k = kv.keys;
+  ATTN_CHECK(q.rank() == 4 && q.dim(2) == 1 && k.rank() == 4, "attention_step: q must be (B, H, 1, Dh) and k (B, H, ",
+             "capacity, Dh), got q ", to_string(q.shape()), ", k ", to_string(k.shape()));
+  ATTN_CHECK(q.dim(0) == k.dim(0) && q.dim(1) == k.dim(1) && q.dim(3) == k.dim(3), "attention_step: q ",
+             to_string(q.shape()), " does not fit k ", to_string(k.shape()));
+  ATTN_CHECK(kv.values.shape() == k.shape() && kv.values.dtype() == k.dtype() && q.dtype() == k.dtype(),
+             "attention_step: q ", to_string(q.shape()), " ", dtype_name(q.dtype()), ", k ", to_string(k.shape()), " ",
+             dtype_name(k.dtype()), " and v ", to_string(kv.values.shape()), " ", dtype_name(kv.values.dtype()),
+             " differ");
+  ATTN_CHECK(kv.length >= 1 && kv.length <= k.dim(2), "attention_step: ", kv.length, " keys in a capacity of ",
+             k.dim(2));
+  ATTN_CHECK(!q.requires_grad(), "attention_step: decoding only, q needs no gradient");
+  const Dims dims{q.dim(0), q.dim(1), 1, kv.length, q.dim(3)};
+  check_mask(dims, mask, q, k);
+
+  Tensor weights = Tensor::empty({dims.batch, dims.heads, 1, dims.keys});       // (B, H, 1, Tk)
+  Tensor output = Tensor::empty({dims.batch, dims.heads, 1, dims.head_width});  // (B, H, 1, Dh)
+  if (q.dtype() == DType::bf16) {
+    attend_rows(q.data_bf16(), k.data_bf16(), kv.values.data_bf16(), k.dim(2), dims, mask, weights.data(),
+                output.data());
+  } else {
+    attend_rows(q.data(), k.data(), kv.values.data(), k.dim(2), dims, mask, weights.data(), output.data());
   }
   return {output, weights};
 }

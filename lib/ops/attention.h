@@ -80,4 +80,18 @@ struct AttentionResult {
 AttentionResult attention(Tape& tape, const Tensor& q, const Tensor& k, const Tensor& v,
                           const AttentionOptions& options = {});
 
+// The keys and values a decoding step attends over: (B, H, capacity, Dh) storages whose first
+// `length` time positions hold them, the rest room for a KV cache to grow in place.
+struct KeyValues {
+  Tensor keys, values;  // (B, H, capacity, Dh), f32 or bf16
+  int64_t length = 0;   // Tk
+};
+
+// attention()'s forward for one query per row (q (B, H, 1, Dh), of the keys' dtype) over the
+// first kv.length keys, without dropout or gradient: incremental decoding. It runs in attn's
+// own loops, one (b, h) row at a time, where attention() makes two batched products of a few
+// hundred flops per row and pays oneDNN's dispatch for each; the sums run in another order, so
+// it agrees with attention() to rounding (tests/ops/test_attention.cpp bounds it).
+AttentionResult attention_step(const Tensor& q, const KeyValues& kv, const AttentionMask& mask = {});
+
 }  // namespace attn::ops

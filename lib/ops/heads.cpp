@@ -1,5 +1,7 @@
 #include "ops/heads.h"
 
+#include <cstring>
+
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "dnnl/context.h"
@@ -26,6 +28,27 @@ HeadLayout head_layout(int64_t batch, int64_t heads, int64_t length, int64_t hea
   return {{batch, heads, length, head_width}, {length * row_width, head_width, row_width, 1}, first};
 }
 
+// A decoding step's heads (B x H rows of Dh for one position, or B x K x H in beam search):
+// below this many elements, copying the rows in a loop costs less than a oneDNN call's dispatch.
+constexpr int64_t kSmallHeads = 65536;
+
+// The same move as the reorder below, without a change of dtype or a sum: a copy of each
+// head's Dh elements, bit for bit what the reorder writes.
+void copy_heads(const HeadLayout& layout, bool to_plain, size_t element_bytes, const void* source, void* target) {
+  const int64_t batch = layout.dims[0], heads = layout.dims[1], length = layout.dims[2];
+  const size_t row_bytes = size_t(layout.dims[3]) * element_bytes;
+  const char* from = static_cast<const char*>(source);
+  char* to = static_cast<char*>(target);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t t = 0; t < length; ++t) {
+        const int64_t plain = ((b * heads + h) * length + t) * layout.dims[3];
+        const int64_t strided = b * layout.strides[0] + h * layout.strides[1] + t * layout.strides[2];
+        const int64_t from_element = to_plain ? strided : plain, to_element = to_plain ? plain : strided;
+        std::memcpy(to + to_element * int64_t(element_bytes), from + from_element * int64_t(element_bytes), row_bytes);
+      }
+}
+
 // dst (=|+=) src between the strided head view (f32 or dtype) and the plain (B, H, T, Dh)
 // layout, as one oneDNN reorder (a sum post-op makes it add into dst: the backward
 // accumulating). Values go strided -> plain (split) or plain -> strided (merge) in `dtype`;
@@ -33,6 +56,10 @@ HeadLayout head_layout(int64_t batch, int64_t heads, int64_t length, int64_t hea
 void reorder(const HeadLayout& layout, bool to_plain, DType source_dtype, const void* source, DType target_dtype,
              void* target, bool accumulate) {
   if (numel(layout.dims) == 0) return;  // oneDNN rejects zero-sized reorders
+  if (!accumulate && source_dtype == target_dtype && numel(layout.dims) <= kSmallHeads) {
+    copy_heads(layout, to_plain, dtype_size(source_dtype), source, target);
+    return;
+  }
   auto& context = dnn::Context::get();
   dnn::CacheKey key("heads_reorder");
   key.add(layout.dims).add(layout.strides).add(int64_t(to_plain)).add(int64_t(accumulate));

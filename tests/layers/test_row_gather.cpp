@@ -26,8 +26,8 @@ TEST_CASE("a kv cache gathers its keys and values by row - an empty one stays em
   CHECK(cache.empty());
   cache.append(Tensor::from_vector({2, 1, 1, 1}, {1, 2}), Tensor::from_vector({2, 1, 1, 1}, {3, 4}));
   cache.select_rows({1, 1, 0});
-  CHECK(cache.keys.to_vector() == std::vector<float>{2, 2, 1});
-  CHECK(cache.values.to_vector() == std::vector<float>{4, 4, 3});
+  CHECK(cache.keys().to_vector() == std::vector<float>{2, 2, 1});
+  CHECK(cache.values().to_vector() == std::vector<float>{4, 4, 3});
 }
 
 TEST_CASE("a deferred reorder gathers with the next append - as a reorder then an append would", "[layers][rows]") {
@@ -42,14 +42,14 @@ TEST_CASE("a deferred reorder gathers with the next append - as a reorder then a
   eager.select_rows({1, 1});
   deferred.defer_select_rows({1, 0});
   deferred.defer_select_rows({1, 1});
-  CHECK(deferred.keys.to_vector() == std::vector<float>{1, 2});  // untouched until the append
+  CHECK(deferred.keys().to_vector() == std::vector<float>{1, 2});  // untouched until the append
   CHECK_THROWS_WITH(deferred.select_rows({0}), Catch::Contains("deferred reorder"));
   for (layers::KvCache* cache : {&eager, &deferred}) cache->append(steps(5).first, steps(5).second);
-  CHECK(deferred.keys.shape() == Shape{2, 1, 2, 1});
-  CHECK(deferred.keys.to_vector() == eager.keys.to_vector());
-  CHECK(deferred.values.to_vector() == eager.values.to_vector());
-  CHECK(deferred.keys.to_vector() == std::vector<float>{1, 5, 1, 6});
-  CHECK(deferred.values.to_vector() == std::vector<float>{11, 15, 11, 16});
+  CHECK(deferred.keys().shape() == Shape{2, 1, 2, 1});
+  CHECK(deferred.keys().to_vector() == eager.keys().to_vector());
+  CHECK(deferred.values().to_vector() == eager.values().to_vector());
+  CHECK(deferred.keys().to_vector() == std::vector<float>{1, 5, 1, 6});
+  CHECK(deferred.values().to_vector() == std::vector<float>{11, 15, 11, 16});
 }
 
 TEST_CASE("source rows: beams reordered within their sentences move nothing - a row changing sentence does",
@@ -65,28 +65,58 @@ TEST_CASE("source rows: beams reordered within their sentences move nothing - a 
   CHECK_THROWS_WITH(rows.reorder({2}), Catch::Contains("row 2 of 2"));
 }
 
-TEST_CASE("a kv cache copies between two storages - reused two appends later unless held elsewhere", "[layers][rows]") {
+TEST_CASE("a kv cache appends in place while its storage has room - then copies into a larger one", "[layers][rows]") {
+  auto step = [](float value) { return Tensor::from_vector({2, 1, 1, 1}, {value, -value}); };  // (2, 1, 1, 1)
+  auto expected = [](int64_t steps) {  // (2, 1, steps, 1): row 0 holds 1..steps, row 1 their negatives
+    std::vector<float> values;
+    for (float sign : {1.f, -1.f})
+      for (int64_t t = 1; t <= steps; ++t) values.push_back(sign * float(t));
+    return values;
+  };
+  layers::KvCache cache;
+  cache.append(step(1), step(1));
+  const int64_t capacity = cache.entries().keys.dim(2);
+  CHECK(capacity == 9);  // room for 8 more steps
+  const float* storage = cache.entries().keys.data();
+  for (int t = 2; t <= capacity; ++t) cache.append(step(float(t)), step(float(t)));
+  CHECK(cache.entries().keys.data() == storage);  // every append wrote in place
+  CHECK(cache.steps() == capacity);
+  // A full cache is its storage: a handle to it stays valid, since the next append moves out.
+  const Tensor held = cache.keys();
+  CHECK(held.same_storage(cache.entries().keys));
+  CHECK(held.to_vector() == expected(capacity));
+  cache.append(step(10), step(10));
+  CHECK(cache.entries().keys.data() != storage);
+  CHECK(cache.entries().keys.dim(2) > 10);
+  CHECK(cache.keys().shape() == Shape{2, 1, 10, 1});
+  CHECK(cache.keys().to_vector() == expected(10));
+  CHECK(cache.values().to_vector() == expected(10));
+  // Filled again, the cache moves back to the first storage's place, which `held` still holds:
+  // it takes a new one and leaves `held` as it was.
+  const int64_t second_capacity = cache.entries().keys.dim(2);
+  while (cache.steps() <= second_capacity) cache.append(step(float(cache.steps() + 1)), step(0));
+  CHECK_FALSE(cache.entries().keys.same_storage(held));
+  CHECK(held.to_vector() == expected(capacity));
+  CHECK(cache.keys().to_vector() == expected(cache.steps()));
+  CHECK(cache.values().to_vector() != cache.keys().to_vector());  // the values got zeros since step 11
+  CHECK_THROWS_WITH(cache.append(Tensor::full({3, 1, 1, 1}, 0.f), Tensor::full({3, 1, 1, 1}, 0.f)),
+                    Catch::Contains("(3, 1, 1, 1)"));
+}
+
+TEST_CASE("a kv cache reordered every step alternates two storages - reused two steps later", "[layers][rows]") {
   auto step = [](float value) { return Tensor::full({2, 1, 1, 1}, value); };  // (2, 1, 1, 1)
   layers::KvCache cache;
   cache.append(step(1), step(1));
-  cache.append(step(2), step(2));
-  const Tensor first = cache.keys.detach();  // a second handle on the storage just written
-  cache.append(step(3), step(3));
-  CHECK_FALSE(cache.keys.same_storage(first));
-  // The storage of `first` is still held, so the next append takes a new one and leaves it be.
-  cache.append(step(4), step(4));
-  CHECK_FALSE(cache.keys.same_storage(first));
-  CHECK(first.to_vector() == std::vector<float>{1, 2, 1, 2});
-  const Tensor third = cache.keys;  // steps 1-4
-  CHECK(third.to_vector() == std::vector<float>{1, 2, 3, 4, 1, 2, 3, 4});
-  cache.append(step(5), step(5));  // into the storage steps 1-3 were in: free and large enough
-  const float* before_next = cache.keys.data();
-  cache.append(step(6), step(6));
-  cache.append(step(7), step(7));
-  CHECK(cache.keys.data() == before_next);  // two appends later, the same storage again
-  CHECK(cache.keys.to_vector() == std::vector<float>{1, 2, 3, 4, 5, 6, 7, 1, 2, 3, 4, 5, 6, 7});
-  CHECK(third.to_vector() == std::vector<float>{1, 2, 3, 4, 1, 2, 3, 4});
-  CHECK(cache.values.to_vector() == cache.keys.to_vector());
+  std::vector<const float*> storages;
+  for (int t = 2; t <= 5; ++t) {
+    cache.defer_select_rows({1, 0});  // beam search: a reorder before every append
+    cache.append(step(float(t)), step(float(t)));
+    storages.push_back(cache.entries().keys.data());
+  }
+  CHECK(storages[0] != storages[1]);
+  CHECK(storages[2] == storages[0]);
+  CHECK(storages[3] == storages[1]);
+  CHECK(cache.keys().to_vector() == std::vector<float>{1, 2, 3, 4, 5, 1, 2, 3, 4, 5});
 }
 
 TEST_CASE("a kv cache's eager reorders alternate storages too - and gather bf16 as bf16", "[layers][rows]") {
@@ -94,15 +124,16 @@ TEST_CASE("a kv cache's eager reorders alternate storages too - and gather bf16 
   for (uint16_t i = 0; i < 6; ++i) bf16_keys.data_bf16()[i] = uint16_t(1000 + i);
   layers::KvCache cache(bf16_keys, Tensor::from_vector({3, 1, 1, 2}, {0, 1, 10, 11, 20, 21}));
   cache.select_rows({2, 0});
-  CHECK(cache.keys.dtype() == DType::bf16);
-  CHECK(std::vector<uint16_t>(cache.keys.data_bf16(), cache.keys.data_bf16() + 4) ==
+  CHECK(cache.keys().dtype() == DType::bf16);
+  CHECK(std::vector<uint16_t>(cache.keys().data_bf16(), cache.keys().data_bf16() + 4) ==
         std::vector<uint16_t>{1004, 1005, 1000, 1001});
-  const float* first = cache.values.data();
+  const float* first = cache.entries().values.data();
   cache.select_rows({1, 1});
-  CHECK(cache.values.data() != first);  // read from one storage, written to the other
-  CHECK(cache.values.to_vector() == std::vector<float>{0, 1, 0, 1});
+  CHECK(cache.entries().values.data() != first);  // read from one storage, written to the other
+  CHECK(cache.values().to_vector() == std::vector<float>{0, 1, 0, 1});
   cache.select_rows({0});
-  CHECK(cache.values.data() == first);
-  CHECK(cache.values.to_vector() == std::vector<float>{0, 1});
-  CHECK_THROWS_WITH(layers::select_rows_into(cache.values, {0}, cache.keys), Catch::Contains("into"));
+  CHECK(cache.entries().values.data() == first);
+  CHECK(cache.values().to_vector() == std::vector<float>{0, 1});
+  Tensor keys = cache.keys();
+  CHECK_THROWS_WITH(layers::select_rows_into(cache.values(), {0}, keys), Catch::Contains("into"));
 }

@@ -155,6 +155,88 @@ TEST_CASE("causal attention of one query over a KV cache equals the last row of 
   }
 }
 
+namespace {
+
+// x (B, H, T, Dh) in the first T positions of a (B, H, capacity, Dh) storage of `dtype` whose
+// other positions are NaN: a KV cache with room to grow, whose room must never be read.
+Tensor storage_with_room(const Tensor& x, int64_t capacity, DType dtype) {
+  const int64_t planes = x.dim(0) * x.dim(1), steps = x.dim(2), width = x.dim(3);
+  Tensor storage = Tensor::empty({x.dim(0), x.dim(1), capacity, width}, dtype);
+  const std::vector<float> values = x.to_vector();
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t t = 0; t < capacity; ++t)
+      for (int64_t e = 0; e < width; ++e) {
+        const float value = t < steps ? values[(p * steps + t) * width + e] : std::nanf("");
+        const int64_t at = (p * capacity + t) * width + e;
+        if (dtype == DType::bf16) {
+          storage.data_bf16()[at] = f32_to_bf16(value);
+        } else {
+          storage.data()[at] = value;
+        }
+      }
+  return storage;
+}
+
+// x rounded to bf16 and back: the values a bf16 storage of x holds.
+Tensor rounded_to_bf16(const Tensor& x) {
+  std::vector<float> values = x.to_vector();
+  for (float& value : values) value = bf16_to_f32(f32_to_bf16(value));
+  return Tensor::from_vector(x.shape(), values);
+}
+
+}  // namespace
+
+TEST_CASE("attention_step equals attention's one-query forward - over storages with room - f32 and bf16",
+          "[ops][attention]") {
+  const int64_t B = 3, H = 2, T = 6, Dh = 8, capacity = T + 3;
+  struct Mask {
+    const char* name;
+    ops::AttentionMask mask;
+  };
+  const std::vector<Mask> masks{
+      {"causal", ops::AttentionMask::causal_mask()},
+      {"causal with alibi", ops::AttentionMask::causal_mask(ops::AttentionBias{{0.5f, 0.25f}})},
+      {"padded keys and a row that sees none", ops::AttentionMask::padding({6, 2, 0})},
+  };
+  for (DType dtype : {DType::f32, DType::bf16}) {
+    for (const Mask& m : masks) {
+      DYNAMIC_SECTION(m.name << (dtype == DType::bf16 ? " bf16" : " f32")) {
+        Tensor q = random_tensor({B, H, 1, Dh}, 80, 1.f, false), k = random_tensor({B, H, T, Dh}, 81, 1.f, false),
+               v = random_tensor({B, H, T, Dh}, 82, 1.f, false);
+        if (dtype == DType::bf16) q = rounded_to_bf16(q), k = rounded_to_bf16(k), v = rounded_to_bf16(v);
+        Tape tape;
+        ops::AttentionOptions options;
+        options.mask = m.mask;
+        const ops::AttentionResult expected = ops::attention(tape, q, k, v, options);  // f32 products
+
+        const Tensor q_step = dtype == DType::bf16 ? storage_with_room(q, 1, dtype) : q;
+        const ops::KeyValues kv{storage_with_room(k, capacity, dtype), storage_with_room(v, capacity, dtype), T};
+        const ops::AttentionResult step = ops::attention_step(q_step, kv, m.mask);
+        REQUIRE(step.output.shape() == Shape{B, H, 1, Dh});
+        REQUIRE(step.weights.shape() == Shape{B, H, 1, T});
+        const std::vector<float> output = step.output.to_vector(), weights = step.weights.to_vector();
+        const std::vector<float> expected_output = expected.output.to_vector();
+        const std::vector<float> expected_weights = expected.weights.to_vector();
+        // The same f32 math summed in another order.
+        for (size_t i = 0; i < output.size(); ++i) CHECK(output[i] == Approx(expected_output[i]).margin(1e-5));
+        for (size_t i = 0; i < weights.size(); ++i) {
+          CHECK(weights[i] == Approx(expected_weights[i]).margin(1e-6));
+          CHECK((weights[i] == 0.f) == (expected_weights[i] == 0.f));  // hidden keys exactly 0 in both
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("attention_step rejects what it cannot read - naming it", "[ops][attention]") {
+  Tensor q = Tensor::zeros({1, 2, 1, 4}), k = Tensor::zeros({1, 2, 5, 4});
+  CHECK_THROWS_WITH(ops::attention_step(q, {k, k, 6}), Catch::Contains("6 keys in a capacity of 5"));
+  CHECK_THROWS_WITH(ops::attention_step(Tensor::zeros({1, 2, 2, 4}), {k, k, 5}), Catch::Contains("(1, 2, 2, 4)"));
+  CHECK_THROWS_WITH(ops::attention_step(q, {k, Tensor::zeros({1, 2, 5, 4}, DType::bf16), 5}), Catch::Contains("BF16"));
+  CHECK_THROWS_WITH(ops::attention_step(q, {k, k, 3}, ops::AttentionMask::padding({4})),
+                    Catch::Contains("key length 4"));
+}
+
 TEST_CASE("attention gradients match finite differences", "[ops][attention][grad]") {
   for (const Problem& p : problems()) {
     DYNAMIC_SECTION(describe(p)) {
