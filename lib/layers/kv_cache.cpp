@@ -88,17 +88,18 @@ void KvCache::append(const Tensor& step_keys, const Tensor& step_values) {
                  step_keys.dtype() == DType::f32 && step_values.dtype() == DType::f32,
              "kv cache: a step's keys ", to_string(step_keys.shape()), " and values ", to_string(step_values.shape()),
              " must be (B, H, 1, Dh), f32");
-  const bool has_room = !empty() && !pending_rows_ && steps_ < keys_.dim(2);
-  if (!has_room) {
-    const std::vector<int64_t> rows = pending_rows_ ? *pending_rows_ : every_row(empty() ? 0 : keys_.dim(0));
-    ATTN_CHECK(empty() || (int64_t(rows.size()) == step_keys.dim(0) && keys_.dim(1) == step_keys.dim(1) &&
-                           keys_.dim(3) == step_keys.dim(3) && keys_.dtype() == DType::f32),
-               "kv cache: a step ", to_string(step_keys.shape()), " for ", rows.size(), " rows of ",
-               to_string(keys_.shape()));
+  if (!empty()) {  // the step's rows are the cache's after the pending reorder
+    const int64_t rows = pending_rows_ ? int64_t(pending_rows_->size()) : keys_.dim(0);
+    ATTN_CHECK(rows == step_keys.dim(0) && keys_.dim(1) == step_keys.dim(1) && keys_.dim(3) == step_keys.dim(3) &&
+                   keys_.dtype() == DType::f32,
+               "kv cache: a step ", to_string(step_keys.shape()), " for ", rows, " rows of ", to_string(keys_.shape()));
+  }
+  if (empty() || pending_rows_ || steps_ == keys_.dim(2)) {  // no room in place: copy into the other storage
     const int64_t steps = steps_ + 1, reserve = capacity_for(steps);
     Tensor new_keys = key_storage_.next(step_keys.shape(), steps, reserve, DType::f32);
     Tensor new_values = value_storage_.next(step_keys.shape(), steps, reserve, DType::f32);
     if (!empty()) {
+      const std::vector<int64_t> rows = pending_rows_ ? *pending_rows_ : every_row(keys_.dim(0));
       copy_steps(keys_, rows, steps_, new_keys);
       copy_steps(values_, rows, steps_, new_values);
     }
@@ -106,8 +107,6 @@ void KvCache::append(const Tensor& step_keys, const Tensor& step_values) {
     values_ = std::move(new_values);
     pending_rows_.reset();
   }
-  ATTN_CHECK(keys_.dim(0) == step_keys.dim(0) && keys_.dim(1) == step_keys.dim(1) && keys_.dim(3) == step_keys.dim(3),
-             "kv cache: a step ", to_string(step_keys.shape()), " for ", to_string(keys_.shape()));
   write_step(step_keys, steps_, keys_);
   write_step(step_values, steps_, values_);
   ++steps_;

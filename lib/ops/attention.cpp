@@ -18,7 +18,7 @@ struct Dims {
 };
 
 // The checks of dims and mask that attention() and attention_step() share.
-void check_mask(const Dims& dims, const AttentionMask& mask, const Tensor& q, const Tensor& k) {
+void check_dims_and_mask(const Dims& dims, const AttentionMask& mask, const Tensor& q, const Tensor& k) {
   ATTN_CHECK(dims.batch * dims.heads * dims.queries * dims.keys * dims.head_width > 0, "attention: empty input q ",
              to_string(q.shape()), ", k ", to_string(k.shape()));
   ATTN_CHECK(!mask.causal || dims.queries <= dims.keys, "attention: causal needs Tq <= Tk, got q ",
@@ -42,7 +42,7 @@ Dims check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Atten
              to_string(q.shape()), " does not fit k ", to_string(k.shape()));
   ATTN_CHECK(v.shape() == k.shape(), "attention: v ", to_string(v.shape()), " differs from k ", to_string(k.shape()));
   Dims dims{q.dim(0), q.dim(1), q.dim(2), k.dim(2), q.dim(3)};
-  check_mask(dims, options.mask, q, k);
+  check_dims_and_mask(dims, options.mask, q, k);
   ATTN_CHECK(options.dropout >= 0.f && options.dropout < 1.f, "attention: dropout ", options.dropout,
              " outside [0, 1)");
   ATTN_CHECK(!(options.training && options.dropout > 0.f) || options.rng, "attention: dropout needs an rng");
@@ -292,7 +292,7 @@ AttentionResult attention_step(const Tensor& q, const KeyValues& kv, const Atten
              k.dim(2));
   ATTN_CHECK(!q.requires_grad(), "attention_step: decoding only, q needs no gradient");
   const Dims dims{q.dim(0), q.dim(1), 1, kv.length, q.dim(3)};
-  check_mask(dims, mask, q, k);
+  check_dims_and_mask(dims, mask, q, k);
 
   Tensor weights = Tensor::empty({dims.batch, dims.heads, 1, dims.keys});       // (B, H, 1, Tk)
   Tensor output = Tensor::empty({dims.batch, dims.heads, 1, dims.head_width});  // (B, H, 1, Dh)

@@ -137,3 +137,17 @@ TEST_CASE("a kv cache's eager reorders alternate storages too - and gather bf16 
   Tensor keys = cache.keys();
   CHECK_THROWS_WITH(layers::select_rows_into(cache.values(), {0}, keys), Catch::Contains("into"));
 }
+
+TEST_CASE("a kv cache refuses what does not fit it - naming the shapes", "[layers][rows]") {
+  CHECK_THROWS_WITH(layers::KvCache(Tensor::zeros({2, 1, 3, 4}), Tensor::zeros({2, 1, 2, 4})),
+                    Catch::Contains("(2, 1, 3, 4)") && Catch::Contains("(2, 1, 2, 4)"));
+  layers::KvCache cache;
+  CHECK_THROWS_WITH(cache.append(Tensor::zeros({2, 1, 2, 4}), Tensor::zeros({2, 1, 2, 4})),
+                    Catch::Contains("(2, 1, 2, 4)") && Catch::Contains("(B, H, 1, Dh)"));
+  CHECK_THROWS_WITH(cache.append(Tensor::zeros({2, 1, 1, 4}, DType::bf16), Tensor::zeros({2, 1, 1, 4}, DType::bf16)),
+                    Catch::Contains("f32"));
+  cache.append(Tensor::zeros({2, 1, 1, 4}), Tensor::zeros({2, 1, 1, 4}));
+  cache.defer_select_rows({1, 2});
+  CHECK_THROWS_WITH(cache.append(Tensor::zeros({2, 1, 1, 4}), Tensor::zeros({2, 1, 1, 4})),
+                    Catch::Contains("row 2 of (2, 1, 9, 4)"));
+}
