@@ -13,7 +13,8 @@
 //     first evicts the least recently used free blocks. Batches of varying shapes thus reuse each other's memory
 //     instead of each shape adding its own size classes, and the footprint follows what a step really needs.
 // Blocks of 256 KiB and more are mapped pages of their own, so that a freed block goes back to
-// the system at once (glibc would keep it in its heap, fragmented, below its mmap threshold).
+// the system at once (glibc would keep it in its heap, fragmented, below its mmap threshold),
+// and are populated as they are mapped: one zero-filling call instead of a fault per page.
 #include <cstddef>
 #include <cstdint>
 #include <deque>

@@ -10,7 +10,6 @@
 #include <limits>
 #include <numeric>
 
-#include "core/fast_math.h"
 #include "decode/logits_processor.h"
 #include "decode/search.h"
 #include "ops/log_softmax.h"
@@ -18,10 +17,6 @@
 namespace attn::decode {
 
 namespace {
-
-// Scores are scanned in chunks of this many: a chunk whose best score cannot enter the list
-// costs one vectorised max (row_max) and one comparison.
-constexpr int64_t kScanChunk = 64;
 
 struct Beam {
   std::vector<int32_t> tokens;
@@ -43,19 +38,15 @@ void finish(SentenceSearch& sentence, Beam beam, const SearchOptions& options) {
   sentence.finished.push_back(std::move(hypothesis));
 }
 
-// Advances one sentence by one token on its rows of log-probs (live beams, width). Returns the
+// Advances one sentence by one token on its rows of scores (live beams, width). Returns the
 // origin beam of each new live beam.
-std::vector<int> advance(SentenceSearch& sentence, float* log_probs, int64_t width, const SearchOptions& options,
-                         const LogitsProcessors& processors) {
+std::vector<int> advance(SentenceSearch& sentence, const StepScores& scores, const SearchOptions& options) {
   int k = options.beam;
   std::vector<Beam> next;
   std::vector<int> origins;
   std::vector<float> beam_log_probs;
-  for (size_t b = 0; b < sentence.beams.size(); ++b) {
-    processors.apply(log_probs + int64_t(b) * width, width, sentence.beams[b].tokens);
-    beam_log_probs.push_back(sentence.beams[b].log_prob);
-  }
-  std::vector<Continuation> candidates = best_continuations(log_probs, width, beam_log_probs, size_t(2 * k));
+  for (const Beam& beam : sentence.beams) beam_log_probs.push_back(beam.log_prob);
+  std::vector<Continuation> candidates = best_continuations(scores, beam_log_probs, size_t(2 * k));
   for (size_t rank = 0; rank < candidates.size(); ++rank) {
     const Continuation& candidate = candidates[rank];
     if (candidate.log_prob == kForbiddenLogProb) break;  // best first: the rest are forbidden too
@@ -104,19 +95,26 @@ struct Advanced {
   bool done = false;
 };
 
-// Advances every active sentence by one token on its rows of log_probs (R, V), which the
-// processors may change; a sentence that is done puts its n-best into `result`. Sentences are independent, so they run
-// in parallel.
-std::vector<Advanced> advance_all(std::vector<SentenceSearch>& active, Tensor& log_probs,
+// Advances every active sentence by one token on its rows of logits (R, V), which the
+// processors may change; a sentence that is done puts its n-best into `result`. Sentences are
+// independent, so they run in parallel.
+std::vector<Advanced> advance_all(std::vector<SentenceSearch>& active, Tensor& logits,
                                   const std::vector<int64_t>& first_row, const SearchOptions& options,
                                   const LogitsProcessors& processors, std::vector<std::vector<Hypothesis>>& result) {
-  const int64_t count = int64_t(active.size()), width = log_probs.dim(1);
-  float* rows = log_probs.data();
+  const int64_t count = int64_t(active.size()), width = logits.dim(1);
+  const ops::RowLogSumExp sums = ops::log_sum_exp_rows(logits, kScanChunk);
   std::vector<Advanced> advanced(static_cast<size_t>(count));
 #pragma omp parallel for schedule(dynamic) if (count > 1)
   for (int64_t i = 0; i < count; ++i) {
     SentenceSearch& sentence = active[i];
-    advanced[i].origins = advance(sentence, rows + first_row[i] * width, width, options, processors);
+    const int64_t row = first_row[i];
+    float* rows = logits.data() + row * width;
+    // A forbidden logit is a forbidden log-probability (-inf either way), and the chunk maxima
+    // stay upper bounds.
+    for (size_t b = 0; b < sentence.beams.size(); ++b)
+      processors.apply(rows + int64_t(b) * width, width, sentence.beams[b].tokens);
+    const StepScores scores{rows, width, sums.log_sum.data() + row, sums.chunk_max.data() + row * sums.chunks};
+    advanced[i].origins = advance(sentence, scores, options);
     advanced[i].done = sentence_done(sentence, options);
     if (advanced[i].done) result[sentence.index] = nbest(sentence, options.nbest);
   }
@@ -125,21 +123,22 @@ std::vector<Advanced> advance_all(std::vector<SentenceSearch>& active, Tensor& l
 
 }  // namespace
 
-std::vector<Continuation> best_continuations(const float* log_probs, int64_t width,
-                                             const std::vector<float>& beam_log_probs, size_t count) {
+std::vector<Continuation> best_continuations(const StepScores& scores, const std::vector<float>& beam_log_probs,
+                                             size_t count) {
   std::vector<Continuation> best;
   best.reserve(count + 1);
   float threshold = -std::numeric_limits<float>::infinity();  // the score to beat once `best` is full
   auto by_score = [](const Continuation& a, const Continuation& c) { return a.log_prob > c.log_prob; };
+  const int64_t width = scores.width, chunks = (width + kScanChunk - 1) / kScanChunk;
   for (size_t b = 0; b < beam_log_probs.size(); ++b) {
-    const float base = beam_log_probs[b];
-    const float* row = log_probs + int64_t(b) * width;
-    for (int64_t chunk = 0; chunk < width; chunk += kScanChunk) {
-      const int64_t end = std::min(width, chunk + kScanChunk);
-      // Rounding is monotonic: no score of the chunk beats the threshold if its largest does not.
-      if (best.size() == count && !(base + row_max(row + chunk, end - chunk) > threshold)) continue;
-      for (int64_t v = chunk; v < end; ++v) {
-        const float score = base + row[v];
+    const float base = beam_log_probs[b], log_sum = scores.log_sum[b];
+    const float* row = scores.logits + int64_t(b) * width;
+    const float* chunk_max = scores.chunk_max + int64_t(b) * chunks;
+    for (int64_t c = 0; c < chunks; ++c) {
+      // Rounding is monotonic: no score of the chunk beats the threshold if its bound does not.
+      if (best.size() == count && !(base + (chunk_max[c] - log_sum) > threshold)) continue;
+      for (int64_t v = c * kScanChunk; v < std::min(width, (c + 1) * kScanChunk); ++v) {
+        const float score = base + (row[v] - log_sum);  // the log-prob log_softmax would write, plus the beam's
         if (best.size() == count && !(score > threshold)) continue;
         Continuation candidate{score, int(b), int32_t(v)};
         best.insert(std::upper_bound(best.begin(), best.end(), candidate, by_score), candidate);
@@ -178,7 +177,6 @@ std::vector<std::vector<Hypothesis>> beam_search(const models::Seq2SeqModel& mod
   while (!active.empty()) {
     end_search_step();  // the encoder's or the previous step's temporaries are freed by now
     Tensor logits = model.step(ctx, *state, previous);  // (R, V), R = live beams of all sentences
-    ops::log_softmax_rows_in_place(logits);
     std::vector<int64_t> first_row = first_rows(active);
     std::vector<Advanced> advanced = advance_all(active, logits, first_row, options, processors, result);
     still_active.clear();

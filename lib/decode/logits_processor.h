@@ -1,7 +1,9 @@
 #pragma once
 // The decoding hook: constraints on the next token of a hypothesis, applied by greedy search,
 // sampling and beam search at one place each, to every live row of a step after its
-// log-softmax and before the choice (argmax, draw, best continuations).
+// log-softmax and before the choice (argmax, draw, best continuations). Beam search hands them
+// the row's logits, after it has taken their log-sum-exp: a token set to -infinity is forbidden
+// either way, and the others keep the log-probabilities of the whole row.
 //
 // A processor forbids tokens by setting their log-probabilities to -infinity; it never raises
 // one, so the chosen token's log-probability (and a hypothesis' score) is the model's own.

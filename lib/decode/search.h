@@ -67,12 +67,26 @@ struct Continuation {
   int32_t token;
 };
 
-// The `count` best continuations of beams whose log-probs are `beam_log_probs` (b) and whose
-// next-token log-probs are the rows of log_probs (b, width), best first; ties keep the earlier
-// (beam, token), as a stable sort would. One pass with a running threshold that skips whole
-// chunks of tokens on their maximum: almost every token of a beam step costs a vector compare.
-std::vector<Continuation> best_continuations(const float* log_probs, int64_t width,
-                                             const std::vector<float>& beam_log_probs, size_t count);
+// Beam search scans a row's tokens in chunks of this many.
+inline constexpr int64_t kScanChunk = 64;
+
+// A step's next-token scores for some beams, as logits and what normalises them
+// (ops::log_sum_exp_rows): beam b's log-probability of token v is logits[b * width + v] -
+// log_sum[b], and chunk_max[b * chunks + c] is at least every logit of chunk c (kScanChunk
+// tokens; chunks = width / kScanChunk rounded up).
+struct StepScores {
+  const float* logits;  // (b, width)
+  int64_t width;
+  const float* log_sum;    // (b)
+  const float* chunk_max;  // (b, chunks)
+};
+
+// The `count` best continuations of beams whose log-probs are `beam_log_probs` (b), best first;
+// ties keep the earlier (beam, token), as a stable sort would. One pass with a running threshold
+// that skips a whole chunk of tokens when its maximum cannot enter: almost every chunk of a
+// beam step costs one comparison, and no row of log-probabilities is ever written.
+std::vector<Continuation> best_continuations(const StepScores& scores, const std::vector<float>& beam_log_probs,
+                                             size_t count);
 
 // Per sentence: the argmax continuation.
 std::vector<Hypothesis> greedy_search(const models::Seq2SeqModel& model, const data::Batch& source,

@@ -49,12 +49,13 @@ void write_step(const Tensor& step, int64_t position, Tensor& into) {
     std::memcpy(target + p * into.dim(2) * width, source + p * width, size_t(width) * sizeof(float));
 }
 
-// The first `steps` time positions of `storage` (B, H, capacity, Dh) as a contiguous tensor:
-// the storage itself when it holds no more.
-Tensor first_steps(const Tensor& storage, int64_t steps) {
-  if (storage.dim(2) == steps) return storage;
-  Tensor result = Tensor::empty({storage.dim(0), storage.dim(1), steps, storage.dim(3)}, storage.dtype());
-  copy_steps(storage, every_row(storage.dim(0)), steps, result);
+// The first `steps` time positions of rows `rows` of `storage` (B, H, capacity, Dh) as a
+// contiguous tensor: the storage itself when it holds no more and every row once, in order.
+Tensor first_steps(const Tensor& storage, int64_t steps, const std::optional<std::vector<int64_t>>& rows) {
+  if (storage.dim(2) == steps && !rows) return storage;
+  const std::vector<int64_t> kept = rows ? *rows : every_row(storage.dim(0));
+  Tensor result = Tensor::empty({int64_t(kept.size()), storage.dim(1), steps, storage.dim(3)}, storage.dtype());
+  copy_steps(storage, kept, steps, result);
   return result;
 }
 
@@ -80,32 +81,32 @@ KvCache::KvCache(Tensor keys, Tensor values) : keys_(std::move(keys)), values_(s
   steps_ = keys_.dim(2);
 }
 
-Tensor KvCache::keys() const { return empty() ? keys_ : first_steps(keys_, steps_); }
-Tensor KvCache::values() const { return empty() ? values_ : first_steps(values_, steps_); }
+Tensor KvCache::keys() const { return empty() ? keys_ : first_steps(keys_, steps_, row_map_); }
+Tensor KvCache::values() const { return empty() ? values_ : first_steps(values_, steps_, row_map_); }
 
 void KvCache::append(const Tensor& step_keys, const Tensor& step_values) {
   ATTN_CHECK(step_keys.rank() == 4 && step_keys.dim(2) == 1 && step_values.shape() == step_keys.shape() &&
                  step_keys.dtype() == DType::f32 && step_values.dtype() == DType::f32,
              "kv cache: a step's keys ", to_string(step_keys.shape()), " and values ", to_string(step_values.shape()),
              " must be (B, H, 1, Dh), f32");
-  if (!empty()) {  // the step's rows are the cache's after the pending reorder
-    const int64_t rows = pending_rows_ ? int64_t(pending_rows_->size()) : keys_.dim(0);
+  if (!empty()) {  // the step's rows are the cache's after its reorders
+    const int64_t rows = row_map_ ? int64_t(row_map_->size()) : keys_.dim(0);
     ATTN_CHECK(rows == step_keys.dim(0) && keys_.dim(1) == step_keys.dim(1) && keys_.dim(3) == step_keys.dim(3) &&
                    keys_.dtype() == DType::f32,
                "kv cache: a step ", to_string(step_keys.shape()), " for ", rows, " rows of ", to_string(keys_.shape()));
   }
-  if (empty() || pending_rows_ || steps_ == keys_.dim(2)) {  // no room in place: copy into the other storage
+  if (empty() || row_map_ || steps_ == keys_.dim(2)) {  // no room in place: copy into the other storage
     const int64_t steps = steps_ + 1, reserve = capacity_for(steps);
     Tensor new_keys = key_storage_.next(step_keys.shape(), steps, reserve, DType::f32);
     Tensor new_values = value_storage_.next(step_keys.shape(), steps, reserve, DType::f32);
     if (!empty()) {
-      const std::vector<int64_t> rows = pending_rows_ ? *pending_rows_ : every_row(keys_.dim(0));
+      const std::vector<int64_t> rows = row_map_ ? *row_map_ : every_row(keys_.dim(0));
       copy_steps(keys_, rows, steps_, new_keys);
       copy_steps(values_, rows, steps_, new_values);
     }
     keys_ = std::move(new_keys);
     values_ = std::move(new_values);
-    pending_rows_.reset();
+    row_map_.reset();
   }
   write_step(step_keys, steps_, keys_);
   write_step(step_values, steps_, values_);
@@ -113,21 +114,9 @@ void KvCache::append(const Tensor& step_keys, const Tensor& step_values) {
 }
 
 void KvCache::select_rows(const std::vector<int64_t>& rows) {
-  ATTN_CHECK(!pending_rows_, "kv cache: a deferred reorder is still waiting for its append");
   if (empty()) return;
-  auto gather = [&](const Tensor& x, StoragePair& storage) {
-    Tensor result = storage.next(gathered_shape(x, rows.size()), steps_, steps_, x.dtype());
-    copy_steps(x, rows, steps_, result);
-    return result;
-  };
-  keys_ = gather(keys_, key_storage_);
-  values_ = gather(values_, value_storage_);
-}
-
-void KvCache::defer_select_rows(const std::vector<int64_t>& rows) {
-  if (empty()) return;
-  // Two reorders with no append between them compose: the second picks among the first's rows.
-  pending_rows_ = pending_rows_ ? layers::select_rows(*pending_rows_, rows) : rows;
+  // A second reorder picks among the first's rows.
+  row_map_ = layers::select_rows(row_map_ ? *row_map_ : every_row(keys_.dim(0)), rows);
 }
 
 }  // namespace attn::layers

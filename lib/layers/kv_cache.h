@@ -6,9 +6,11 @@
 //
 // The cache lives in (B, H, capacity, Dh) storages with room for more steps: an append with
 // room writes the step in place, and only a reorder or a full storage copies the cache. A
-// reorder waits for the next append, which gathers the kept rows and adds the new step in one
-// pass (defer_select_rows), so beam search copies each self-attention cache once a step, and
-// greedy search once every few steps (ops::attention_step reads the storages as they are).
+// reorder (select_rows) copies nothing at once: it records which stored row each row of the
+// cache reads (a row map, which ops::attention_step follows), and the next append gathers the
+// kept rows and adds the new step in one pass. So beam search copies each self-attention cache
+// once a step, greedy search once every few steps, and cross-attention's memory, which no step
+// appends to, never: its B source rows serve every beam of their sentence.
 //
 // The copies go back and forth between two storages per tensor (StoragePair), so a copy
 // allocates nothing. A new tensor per step was a new pool block every few steps (each longer
@@ -17,7 +19,7 @@
 // beam step goes").
 //
 // Shapes: storages (B, H, capacity, Dh), the first steps() time positions the cache; a step
-// (B, H, 1, Dh).
+// (R, H, 1, Dh), R the cache's rows (B, or the row map's length).
 #include <optional>
 #include <utility>
 #include <vector>
@@ -53,26 +55,24 @@ class KvCache {
 
   bool empty() const { return steps_ == 0; }
   int64_t steps() const { return steps_; }
-  // The storages and how many steps they hold, as ops::attention_step reads them.
-  ops::KeyValues entries() const { return {keys_, values_, steps_}; }
-  // The cache as contiguous (B, H, steps, Dh) tensors: the storages themselves when full (the
-  // memory), else copies.
+  // The storages, how many steps they hold and the row map, as ops::attention_step reads them.
+  ops::KeyValues entries() const { return {keys_, values_, steps_, row_map_ ? &*row_map_ : nullptr}; }
+  // The cache as contiguous (R, H, steps, Dh) tensors: the storages themselves when full and
+  // not reordered (the memory), else copies.
   Tensor keys() const;
   Tensor values() const;
 
-  // Appends one decoding step's keys and values (B', H, 1, Dh), f32, along the time axis, after
-  // the reorder defer_select_rows left (B' rows).
+  // Appends one decoding step's keys and values (R, H, 1, Dh), f32, along the time axis: the
+  // cache's rows after the last reorder.
   void append(const Tensor& step_keys, const Tensor& step_values);
-  // Keeps rows `rows` (with repeats) of the batch axis: beam search's reorder.
+  // Keeps rows `rows` (with repeats) of the cache's rows: beam search's reorder. Reorders
+  // compose; the next append carries them out.
   void select_rows(const std::vector<int64_t>& rows);
-  // The same reorder, done by the next append: keys and values keep their old rows until then,
-  // so a cache that is read only after an append (self-attention) reorders this way.
-  void defer_select_rows(const std::vector<int64_t>& rows);
 
  private:
   Tensor keys_, values_;  // (B, H, capacity, Dh)
   int64_t steps_ = 0;
-  std::optional<std::vector<int64_t>> pending_rows_;  // the reorder the next append does
+  std::optional<std::vector<int64_t>> row_map_;  // the stored row each row reads; none = row i reads row i
   StoragePair key_storage_, value_storage_;
 };
 

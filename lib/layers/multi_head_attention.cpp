@@ -24,7 +24,8 @@ AttentionOutput MultiHeadAttention::attend(const RunContext& ctx, const Tensor& 
   if (queries.dim(2) == 1 && !ctx.training && !weights_grad && !ctx.tape.needs_grad(queries, kv.keys, kv.values)) {
     result = ops::attention_step(queries, kv, mask);
   } else {
-    ATTN_CHECK(kv.length == kv.keys.dim(2), "attention: ", kv.length, " keys of a storage of ", kv.keys.dim(2));
+    ATTN_CHECK(kv.length == kv.keys.dim(2) && !kv.rows, "attention: ", kv.length, " keys of a storage of ",
+               kv.keys.dim(2), kv.rows ? " read through a row map (decoding steps only)" : "");
     ops::AttentionOptions options;
     options.weights_grad = weights_grad;
     options.mask = mask;

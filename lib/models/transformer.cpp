@@ -13,9 +13,9 @@ namespace {
 constexpr ModelType kFamily = ModelType::transformer;
 
 // The decoding state: one cache per decoder layer, the batch's masks, the next position.
-// A reorder gathers the self-attention caches with the next step's append, and the source side
-// (the memory caches and the source lengths of the masks) only when a row changes sentence
-// (layers::SourceRows).
+// A reorder gathers the self-attention caches with the next step's append; the memory caches
+// never copy (their row maps point each row at its sentence), and they and the masks' source
+// lengths change only when a row changes sentence (layers::SourceRows).
 struct TransformerState : DecoderState {
   std::vector<layers::DecoderLayerCache> layers;
   layers::DecoderMasks masks;      // masks.memory.key_lengths (R)
@@ -25,7 +25,7 @@ struct TransformerState : DecoderState {
   void select_rows(const std::vector<int64_t>& rows) override {
     bool source_moved = source_rows.reorder(rows);
     for (auto& cache : layers) {
-      cache.self.defer_select_rows(rows);
+      cache.self.select_rows(rows);
       if (source_moved) cache.memory.select_rows(rows);
     }
     if (source_moved) masks.memory.key_lengths = layers::select_rows(masks.memory.key_lengths, rows);

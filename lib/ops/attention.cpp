@@ -259,20 +259,21 @@ void weigh_values(const float* weights, const T* values, int64_t count, int64_t 
   }
 }
 
+// stored_row: the (B) row of the storages each query row b reads.
 template <class T>
-void attend_rows(const T* q, const T* keys, const T* values, int64_t capacity, const Dims& dims,
-                 const AttentionMask& mask, float* weights, float* output) {
+void attend_rows(const T* q, const T* keys, const T* values, int64_t capacity, const std::vector<int64_t>& stored_row,
+                 const Dims& dims, const AttentionMask& mask, float* weights, float* output) {
   const float scale = 1.f / std::sqrt(static_cast<float>(dims.head_width));
   const float position = float(dims.keys - 1);  // the query's, in the offset form
   const int64_t width = dims.head_width;
 #pragma omp parallel for if (dims.rows() * dims.keys * width > kParallelWork) schedule(static)
   for (int64_t r = 0; r < dims.rows(); ++r) {  // r = (b, h)
-    const T* row_keys = keys + r * capacity * width;
+    const int64_t b = r / dims.heads, h = r % dims.heads;
+    const int64_t stored = (stored_row[b] * dims.heads + h) * capacity * width;
     float* row_weights = weights + r * dims.keys;
-    score_keys(q + r * width, row_keys, dims.keys, width, scale, row_weights);
-    softmax_row(row_weights, dims.keys, visible_keys(dims, mask, r / dims.heads, 0), mask.bias, r % dims.heads,
-                position);
-    weigh_values(row_weights, values + r * capacity * width, dims.keys, width, output + r * width);
+    score_keys(q + r * width, keys + stored, dims.keys, width, scale, row_weights);
+    softmax_row(row_weights, dims.keys, visible_keys(dims, mask, b, 0), mask.bias, h, position);
+    weigh_values(row_weights, values + stored, dims.keys, width, output + r * width);
   }
 }
 
@@ -282,8 +283,16 @@ AttentionResult attention_step(const Tensor& q, const KeyValues& kv, const Atten
   const Tensor& k = kv.keys;
   ATTN_CHECK(q.rank() == 4 && q.dim(2) == 1 && k.rank() == 4, "attention_step: q must be (B, H, 1, Dh) and k (B, H, ",
              "capacity, Dh), got q ", to_string(q.shape()), ", k ", to_string(k.shape()));
-  ATTN_CHECK(q.dim(0) == k.dim(0) && q.dim(1) == k.dim(1) && q.dim(3) == k.dim(3), "attention_step: q ",
-             to_string(q.shape()), " does not fit k ", to_string(k.shape()));
+  const int64_t query_rows = kv.rows ? int64_t(kv.rows->size()) : k.dim(0);
+  ATTN_CHECK(q.dim(0) == query_rows && q.dim(1) == k.dim(1) && q.dim(3) == k.dim(3), "attention_step: q ",
+             to_string(q.shape()), " does not fit k ", to_string(k.shape()),
+             kv.rows ? " read through a row map of " + std::to_string(query_rows) + " rows" : std::string());
+  std::vector<int64_t> stored_row(static_cast<size_t>(q.dim(0)));
+  for (int64_t b = 0; b < q.dim(0); ++b) {
+    stored_row[b] = kv.rows ? (*kv.rows)[b] : b;
+    ATTN_CHECK(stored_row[b] >= 0 && stored_row[b] < k.dim(0), "attention_step: row map entry ", stored_row[b],
+               " outside k ", to_string(k.shape()));
+  }
   ATTN_CHECK(kv.values.shape() == k.shape() && kv.values.dtype() == k.dtype() && q.dtype() == k.dtype(),
              "attention_step: q ", to_string(q.shape()), " ", dtype_name(q.dtype()), ", k ", to_string(k.shape()), " ",
              dtype_name(k.dtype()), " and v ", to_string(kv.values.shape()), " ", dtype_name(kv.values.dtype()),
@@ -297,10 +306,10 @@ AttentionResult attention_step(const Tensor& q, const KeyValues& kv, const Atten
   Tensor weights = Tensor::empty({dims.batch, dims.heads, 1, dims.keys});       // (B, H, 1, Tk)
   Tensor output = Tensor::empty({dims.batch, dims.heads, 1, dims.head_width});  // (B, H, 1, Dh)
   if (q.dtype() == DType::bf16) {
-    attend_rows(q.data_bf16(), k.data_bf16(), kv.values.data_bf16(), k.dim(2), dims, mask, weights.data(),
+    attend_rows(q.data_bf16(), k.data_bf16(), kv.values.data_bf16(), k.dim(2), stored_row, dims, mask, weights.data(),
                 output.data());
   } else {
-    attend_rows(q.data(), k.data(), kv.values.data(), k.dim(2), dims, mask, weights.data(), output.data());
+    attend_rows(q.data(), k.data(), kv.values.data(), k.dim(2), stored_row, dims, mask, weights.data(), output.data());
   }
   return {output, weights};
 }

@@ -81,10 +81,13 @@ AttentionResult attention(Tape& tape, const Tensor& q, const Tensor& k, const Te
                           const AttentionOptions& options = {});
 
 // The keys and values a decoding step attends over: (B, H, capacity, Dh) storages whose first
-// `length` time positions hold them, the rest room for a KV cache to grow in place.
+// `length` time positions hold them, the rest room for a KV cache to grow in place. With a row
+// map, query row r reads stored row (*rows)[r]: beam search's beams share their sentence's
+// memory, and a reorder waits for the next append instead of copying.
 struct KeyValues {
-  Tensor keys, values;  // (B, H, capacity, Dh), f32 or bf16
-  int64_t length = 0;   // Tk
+  Tensor keys, values;                         // (B, H, capacity, Dh), f32 or bf16
+  int64_t length = 0;                          // Tk
+  const std::vector<int64_t>* rows = nullptr;  // (R) rows of B, or none: row r reads row r
 };
 
 // attention()'s forward for one query per row (q (B, H, 1, Dh), of the keys' dtype) over the

@@ -292,16 +292,22 @@ TEST_CASE("best_continuations equals a stable sort of every beam-token score - t
   Rng rng(11);
   std::vector<float> log_probs(size_t(width) * beams.size());
   for (float& value : log_probs) value = -std::round(rng.uniform() * 80.f) / 8.f;
+  // Scored as beam search does, from logits and their row normalisers: the logits here are
+  // the grid values, and a token's log-probability is its logit minus its row's log-sum-exp.
+  const Tensor logits = Tensor::from_vector({int64_t(beams.size()), width}, log_probs);
+  const ops::RowLogSumExp sums = ops::log_sum_exp_rows(logits, decode::kScanChunk);
+  const decode::StepScores scores{logits.data(), width, sums.log_sum.data(), sums.chunk_max.data()};
   for (size_t count : {size_t(1), size_t(10), size_t(64), size_t(3000)}) {
     INFO(count << " kept");
     std::vector<decode::Continuation> expected;
     for (size_t b = 0; b < beams.size(); ++b)
-      for (int64_t v = 0; v < width; ++v) expected.push_back({beams[b] + log_probs[b * width + v], int(b), int32_t(v)});
+      for (int64_t v = 0; v < width; ++v)
+        expected.push_back({beams[b] + (log_probs[b * width + v] - sums.log_sum[b]), int(b), int32_t(v)});
     std::stable_sort(
         expected.begin(), expected.end(),
         [](const decode::Continuation& a, const decode::Continuation& c) { return a.log_prob > c.log_prob; });
     expected.resize(std::min(count, expected.size()));
-    auto found = decode::best_continuations(log_probs.data(), width, beams, count);
+    auto found = decode::best_continuations(scores, beams, count);
     REQUIRE(found.size() == expected.size());
     for (size_t i = 0; i < expected.size(); ++i) {
       CHECK(found[i].log_prob == expected[i].log_prob);

@@ -30,26 +30,27 @@ TEST_CASE("a kv cache gathers its keys and values by row - an empty one stays em
   CHECK(cache.values().to_vector() == std::vector<float>{4, 4, 3});
 }
 
-TEST_CASE("a deferred reorder gathers with the next append - as a reorder then an append would", "[layers][rows]") {
+TEST_CASE("a reorder is read through a row map - the next append carries it out", "[layers][rows]") {
   auto steps = [](float first) {  // (2, 1, 1, 1) keys, values
     return std::make_pair(Tensor::from_vector({2, 1, 1, 1}, {first, first + 1}),
                           Tensor::from_vector({2, 1, 1, 1}, {first + 10, first + 11}));
   };
-  layers::KvCache eager, deferred;
-  for (layers::KvCache* cache : {&eager, &deferred}) cache->append(steps(1).first, steps(1).second);
-  // Two reorders before one append compose: {1, 0} then {1, 1} keeps row 0 twice.
-  eager.select_rows({1, 0});
-  eager.select_rows({1, 1});
-  deferred.defer_select_rows({1, 0});
-  deferred.defer_select_rows({1, 1});
-  CHECK(deferred.keys().to_vector() == std::vector<float>{1, 2});  // untouched until the append
-  CHECK_THROWS_WITH(deferred.select_rows({0}), Catch::Contains("deferred reorder"));
-  for (layers::KvCache* cache : {&eager, &deferred}) cache->append(steps(5).first, steps(5).second);
-  CHECK(deferred.keys().shape() == Shape{2, 1, 2, 1});
-  CHECK(deferred.keys().to_vector() == eager.keys().to_vector());
-  CHECK(deferred.values().to_vector() == eager.values().to_vector());
-  CHECK(deferred.keys().to_vector() == std::vector<float>{1, 5, 1, 6});
-  CHECK(deferred.values().to_vector() == std::vector<float>{11, 15, 11, 16});
+  layers::KvCache cache;
+  cache.append(steps(1).first, steps(1).second);
+  const float* storage = cache.entries().keys.data();
+  // Two reorders compose: {1, 0} then {1, 1} keeps row 0 twice.
+  cache.select_rows({1, 0});
+  cache.select_rows({1, 1});
+  CHECK(cache.entries().keys.data() == storage);  // nothing copied yet
+  CHECK(*cache.entries().rows == std::vector<int64_t>{0, 0});
+  CHECK(cache.keys().to_vector() == std::vector<float>{1, 1});
+  CHECK(cache.values().to_vector() == std::vector<float>{11, 11});
+  CHECK_THROWS_WITH(cache.select_rows({2}), Catch::Contains("row 2 of 2"));
+  cache.append(steps(5).first, steps(5).second);
+  CHECK(cache.entries().rows == nullptr);  // the append gathered the rows
+  CHECK(cache.keys().shape() == Shape{2, 1, 2, 1});
+  CHECK(cache.keys().to_vector() == std::vector<float>{1, 5, 1, 6});
+  CHECK(cache.values().to_vector() == std::vector<float>{11, 15, 11, 16});
 }
 
 TEST_CASE("source rows: beams reordered within their sentences move nothing - a row changing sentence does",
@@ -109,7 +110,7 @@ TEST_CASE("a kv cache reordered every step alternates two storages - reused two 
   cache.append(step(1), step(1));
   std::vector<const float*> storages;
   for (int t = 2; t <= 5; ++t) {
-    cache.defer_select_rows({1, 0});  // beam search: a reorder before every append
+    cache.select_rows({1, 0});  // beam search: a reorder before every append
     cache.append(step(float(t)), step(float(t)));
     storages.push_back(cache.entries().keys.data());
   }
@@ -119,23 +120,21 @@ TEST_CASE("a kv cache reordered every step alternates two storages - reused two 
   CHECK(cache.keys().to_vector() == std::vector<float>{1, 2, 3, 4, 5, 1, 2, 3, 4, 5});
 }
 
-TEST_CASE("a kv cache's eager reorders alternate storages too - and gather bf16 as bf16", "[layers][rows]") {
+TEST_CASE("a memory cache reordered keeps its storage - its reads follow the row map - bf16 too", "[layers][rows]") {
   Tensor bf16_keys = Tensor::empty({3, 1, 1, 2}, DType::bf16);  // (3, 1, 1, 2), any 16-bit patterns
   for (uint16_t i = 0; i < 6; ++i) bf16_keys.data_bf16()[i] = uint16_t(1000 + i);
   layers::KvCache cache(bf16_keys, Tensor::from_vector({3, 1, 1, 2}, {0, 1, 10, 11, 20, 21}));
-  cache.select_rows({2, 0});
-  CHECK(cache.keys().dtype() == DType::bf16);
-  CHECK(std::vector<uint16_t>(cache.keys().data_bf16(), cache.keys().data_bf16() + 4) ==
-        std::vector<uint16_t>{1004, 1005, 1000, 1001});
-  const float* first = cache.entries().values.data();
-  cache.select_rows({1, 1});
-  CHECK(cache.entries().values.data() != first);  // read from one storage, written to the other
-  CHECK(cache.values().to_vector() == std::vector<float>{0, 1, 0, 1});
-  cache.select_rows({0});
-  CHECK(cache.entries().values.data() == first);
-  CHECK(cache.values().to_vector() == std::vector<float>{0, 1});
-  Tensor keys = cache.keys();
-  CHECK_THROWS_WITH(layers::select_rows_into(cache.values(), {0}, keys), Catch::Contains("into"));
+  CHECK(cache.keys().same_storage(bf16_keys));  // full and in order: the storage itself
+  cache.select_rows({2, 0, 0, 0});              // beam search's first step spreads sentences over beams
+  CHECK(cache.entries().keys.same_storage(bf16_keys));
+  const Tensor keys = cache.keys();  // a gathered copy
+  CHECK(keys.dtype() == DType::bf16);
+  CHECK(std::vector<uint16_t>(keys.data_bf16(), keys.data_bf16() + 4) == std::vector<uint16_t>{1004, 1005, 1000, 1001});
+  CHECK(cache.values().to_vector() == std::vector<float>{20, 21, 0, 1, 0, 1, 0, 1});
+  cache.select_rows({3, 0});  // a sentence finished
+  CHECK(*cache.entries().rows == std::vector<int64_t>{0, 2});
+  CHECK(cache.values().to_vector() == std::vector<float>{0, 1, 20, 21});
+  CHECK(cache.entries().values.shape() == Shape{3, 1, 1, 2});  // still the three stored rows
 }
 
 TEST_CASE("a kv cache refuses what does not fit it - naming the shapes", "[layers][rows]") {
@@ -147,7 +146,8 @@ TEST_CASE("a kv cache refuses what does not fit it - naming the shapes", "[layer
   CHECK_THROWS_WITH(cache.append(Tensor::zeros({2, 1, 1, 4}, DType::bf16), Tensor::zeros({2, 1, 1, 4}, DType::bf16)),
                     Catch::Contains("f32"));
   cache.append(Tensor::zeros({2, 1, 1, 4}), Tensor::zeros({2, 1, 1, 4}));
-  cache.defer_select_rows({1, 2});
+  CHECK_THROWS_WITH(cache.select_rows({1, 2}), Catch::Contains("row 2 of 2"));
+  cache.select_rows({1, 1, 0});
   CHECK_THROWS_WITH(cache.append(Tensor::zeros({2, 1, 1, 4}), Tensor::zeros({2, 1, 1, 4})),
-                    Catch::Contains("row 2 of (2, 1, 9, 4)"));
+                    Catch::Contains("for 3 rows"));
 }

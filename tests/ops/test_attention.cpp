@@ -228,6 +228,30 @@ TEST_CASE("attention_step equals attention's one-query forward - over storages w
   }
 }
 
+TEST_CASE("attention_step through a row map equals attention_step on the gathered rows - bit for bit",
+          "[ops][attention]") {
+  const int64_t stored = 3, H = 2, T = 5, Dh = 4;
+  const std::vector<int64_t> rows{2, 0, 0, 1};  // beams: row 0 of the storages serves two queries
+  const int64_t R = int64_t(rows.size());
+  Tensor k = random_tensor({stored, H, T, Dh}, 90, 1.f, false), v = random_tensor({stored, H, T, Dh}, 91, 1.f, false);
+  Tensor q = random_tensor({R, H, 1, Dh}, 92, 1.f, false);
+  auto gathered = [&](const Tensor& x) {  // (R, H, T, Dh): row r is stored row rows[r]
+    Tensor result = Tensor::empty({R, H, T, Dh});
+    const int64_t row_size = H * T * Dh;
+    for (int64_t r = 0; r < R; ++r)
+      std::copy(x.data() + rows[r] * row_size, x.data() + (rows[r] + 1) * row_size, result.data() + r * row_size);
+    return result;
+  };
+  const ops::AttentionMask mask = ops::AttentionMask::padding({5, 3, 3, 1});  // per query row
+  const ops::AttentionResult expected = ops::attention_step(q, {gathered(k), gathered(v), T}, mask);
+  const ops::AttentionResult mapped = ops::attention_step(q, {k, v, T, &rows}, mask);
+  CHECK(mapped.output.to_vector() == expected.output.to_vector());
+  CHECK(mapped.weights.to_vector() == expected.weights.to_vector());
+  const std::vector<int64_t> too_few{0, 1}, outside{0, 1, 2, 3};
+  CHECK_THROWS_WITH(ops::attention_step(q, {k, v, T, &too_few}), Catch::Contains("row map of 2 rows"));
+  CHECK_THROWS_WITH(ops::attention_step(q, {k, v, T, &outside}), Catch::Contains("row map entry 3"));
+}
+
 TEST_CASE("attention_step rejects what it cannot read - naming it", "[ops][attention]") {
   Tensor q = Tensor::zeros({1, 2, 1, 4}), k = Tensor::zeros({1, 2, 5, 4});
   CHECK_THROWS_WITH(ops::attention_step(q, {k, k, 6}), Catch::Contains("6 keys in a capacity of 5"));

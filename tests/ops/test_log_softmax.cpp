@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 
 #include <catch2/catch.hpp>
@@ -57,4 +58,31 @@ TEST_CASE("log_softmax_rows_in_place gives rows whose exponentials sum to one - 
     CHECK(sum == Approx(1.0).epsilon(1e-5));
     for (int64_t v = 0; v < 7; ++v) CHECK(after[r * 7 + v] == Approx(taped[r * 7 + v]).margin(1e-5));
   }
+}
+
+TEST_CASE("log_sum_exp_rows gives the very log-probabilities of log_softmax_rows_in_place - and chunk maxima",
+          "[ops][log_softmax]") {
+  const int64_t rows = 4, width = 1000, chunk = 64;  // the last chunk is shorter (1000 = 15 x 64 + 40)
+  Tensor logits = attn::testing::random_tensor({rows, width}, 12, 6.f, false);  // (R, V)
+  logits.data()[width + 999] = 90.f;  // row 1's maximum in the short chunk, large enough to overflow a naive sum
+  const std::vector<float> before = logits.to_vector();
+  const ops::RowLogSumExp sums = ops::log_sum_exp_rows(logits, chunk);
+  REQUIRE(sums.chunks == 16);
+  REQUIRE(sums.log_sum.size() == size_t(rows));
+  CHECK(logits.to_vector() == before);  // read only
+  ops::log_softmax_rows_in_place(logits);
+  const std::vector<float> log_probs = logits.to_vector();
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t v = 0; v < width; ++v) {
+      INFO("row " << r << " token " << v);
+      REQUIRE(before[r * width + v] - sums.log_sum[r] == log_probs[r * width + v]);  // bit for bit
+    }
+    for (int64_t c = 0; c < sums.chunks; ++c) {
+      const auto begin = before.begin() + r * width + c * chunk;
+      CHECK(sums.chunk_max[r * sums.chunks + c] ==
+            *std::max_element(begin, begin + std::min(chunk, width - c * chunk)));
+    }
+  }
+  CHECK(sums.chunk_max[sums.chunks + 15] == 90.f);
+  CHECK_THROWS_WITH(ops::log_sum_exp_rows(Tensor::zeros({4}), chunk), Catch::Contains("(R, V)"));
 }
