@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include "core/parameter_store.h"
 #include "layers/kv_cache.h"
+#include "layers/multi_head_attention.h"
 #include "layers/row_gather.h"
 
 using namespace attn;
@@ -150,4 +152,19 @@ TEST_CASE("a kv cache refuses what does not fit it - naming the shapes", "[layer
   cache.select_rows({1, 1, 0});
   CHECK_THROWS_WITH(cache.append(Tensor::zeros({2, 1, 1, 4}), Tensor::zeros({2, 1, 1, 4})),
                     Catch::Contains("for 3 rows"));
+}
+
+TEST_CASE("attention over a reordered memory is a decoding step's only - the full forward refuses it by name",
+          "[layers][rows]") {
+  ParameterStore store(5);
+  layers::MultiHeadAttention attention(store, "cross", layers::MultiHeadAttention::Kind::cross, 8, 2, 0.f);
+  store.finalize();
+  Tape tape;
+  NoGradScope no_grad(tape);
+  layers::RunContext ctx{tape};
+  layers::KvCache memory = attention.project_memory(ctx, Tensor::full({2, 3, 8}, 0.5f));  // (B, S, D)
+  memory.select_rows({0, 0, 1});
+  const Tensor query = Tensor::full({3, 1, 8}, 0.25f);  // (R, 1, D)
+  CHECK(attention.cross_attention(ctx, query, memory, {}).output.shape() == Shape{3, 1, 8});
+  CHECK_THROWS_WITH(attention.cross_attention(ctx, query, memory, {}, true), Catch::Contains("row map"));
 }

@@ -85,4 +85,5 @@ TEST_CASE("log_sum_exp_rows gives the very log-probabilities of log_softmax_rows
   }
   CHECK(sums.chunk_max[sums.chunks + 15] == 90.f);
   CHECK_THROWS_WITH(ops::log_sum_exp_rows(Tensor::zeros({4}), chunk), Catch::Contains("(R, V)"));
+  CHECK_THROWS_WITH(ops::log_sum_exp_rows(logits, 0), Catch::Contains("chunk 0"));
 }
