@@ -11,6 +11,7 @@
 #include "align/symmetrize.h"
 #include "app_main.h"
 #include "decode/alignment.h"
+#include "decode/alignment_choice.h"
 #include "run/load_run.h"
 
 namespace attn::apps {
@@ -19,8 +20,11 @@ struct AlignmentFlags {
   std::string unit;  // --alignments' value: "", "words" or "pieces"
   std::string head;  // "mean" or a head index
   int shift = 0;
-  CLI::Option* option = nullptr;  // --alignments
-  decode::AlignmentExtraction extraction;
+  CLI::Option* option = nullptr;           // --alignments
+  decode::AlignmentExtraction extraction;  // the values of the flags given
+  // The extraction flags (layer, head, shift, threshold, words): those given override the
+  // run's own extraction (decode/alignment_choice.h), field by field.
+  CLI::Option *layer = nullptr, *head_option = nullptr, *shift_option = nullptr, *threshold = nullptr, *words = nullptr;
   std::string reverse_model;  // --reverse-model: a target -> source run, "" = none
   align::Symmetrization symmetrization = align::Symmetrization::grow_diag_final_and;
 
@@ -28,7 +32,8 @@ struct AlignmentFlags {
   bool symmetrized() const { return enabled() && !reverse_model.empty(); }
 };
 
-// The defaults were chosen by AER on XL-WA en-it dev (docs/experiments.md, "Word alignments").
+// A flag's default is the run's RUN/alignment.json (attn-dump-attention --choose-alignment), else
+// the built-in one, chosen by AER on XL-WA en-it dev (docs/experiments.md, "Word alignments").
 inline CLI::Option* add_alignment_options(CLI::App& app, AlignmentFlags& flags) {
   const decode::AlignmentExtraction defaults;
   flags.head = defaults.head ? std::to_string(*defaults.head) : "mean";
@@ -38,24 +43,26 @@ inline CLI::Option* add_alignment_options(CLI::App& app, AlignmentFlags& flags) 
                                 "whitespace-separated words of source and output (or 'pieces': SentencePiece pieces)")
                      ->expected(0, 1)
                      ->check(CLI::IsMember({"", "words", "pieces"}));
-  app.add_option("--alignment-layer", flags.extraction.layer,
-                 "cross-attention layer to read, from 0; negative counts from the last (default: " +
-                     std::to_string(defaults.layer) + ")")
-      ->needs(flags.option);
-  app.add_option("--alignment-head", flags.head,
-                 "one head's attention, or 'mean' of the heads (default: " + flags.head + ")")
-      ->needs(flags.option);
-  app.add_option("--alignment-shift", flags.shift,
-                 "0: a target token reads the step that predicts it; 1: the next step, whose input it is "
-                 "(default: " +
-                     std::to_string(flags.shift) + ")")
-      ->check(CLI::IsMember({0, 1}))
-      ->needs(flags.option);
-  app.add_option("--alignment-threshold", flags.extraction.threshold,
-                 "0: each target token links to its argmax source token; T > 0: to every source token of weight "
-                 ">= T (default: 0)")
-      ->check(in_range(0, 1))
-      ->needs(flags.option);
+  const std::string own = "the run's alignment.json, else ";
+  flags.layer = app.add_option("--alignment-layer", flags.extraction.layer,
+                               "cross-attention layer to read, from 0; negative counts from the last (default: " + own +
+                                   std::to_string(defaults.layer) + ")")
+                    ->needs(flags.option);
+  flags.head_option = app.add_option("--alignment-head", flags.head,
+                                     "one head's attention, or 'mean' of the heads (default: " + own + flags.head + ")")
+                          ->needs(flags.option);
+  flags.shift_option = app.add_option("--alignment-shift", flags.shift,
+                                      "0: a target token reads the step that predicts it; 1: the next step, whose "
+                                      "input it is (default: " +
+                                          own + std::to_string(flags.shift) + ")")
+                           ->check(CLI::IsMember({0, 1}))
+                           ->needs(flags.option);
+  flags.threshold = app.add_option("--alignment-threshold", flags.extraction.threshold,
+                                   "0: each target token links to its argmax source token; T > 0: to every source "
+                                   "token of weight >= T (default: " +
+                                       own + "0)")
+                        ->check(in_range(0, 1))
+                        ->needs(flags.option);
   auto* reverse = app.add_option("--reverse-model", flags.reverse_model,
                                  "a run of the reverse direction (target -> source language): its attention's word "
                                  "links are symmetrised with this model's")
@@ -64,27 +71,36 @@ inline CLI::Option* add_alignment_options(CLI::App& app, AlignmentFlags& flags) 
                     "with --reverse-model: intersection, union or grow-diag-final-and (default: " +
                         std::string(choice_name(flags.symmetrization)) + ")")
       ->needs(reverse);
-  add_choice_option(app, "--alignment-words", flags.extraction.word_linking,
-                    "word links from piece links ('any': words link when any of their pieces do) or from the "
-                    "attention summed over source pieces, averaged over target pieces ('mean') (default: " +
-                        std::string(choice_name(defaults.word_linking)) + ")")
-      ->needs(flags.option);
+  flags.words = add_choice_option(app, "--alignment-words", flags.extraction.word_linking,
+                                  "word links from piece links ('any': words link when any of their pieces do) or "
+                                  "from the attention summed over source pieces, averaged over target pieces "
+                                  "('mean') (default: " +
+                                      own + std::string(choice_name(defaults.word_linking)) + ")")
+                    ->needs(flags.option);
   return flags.option;
 }
 
-// The extraction the flags ask for (after parsing).
-inline decode::AlignmentExtraction alignment_extraction(AlignmentFlags& flags) {
-  decode::AlignmentExtraction extraction = flags.extraction;
+inline bool given(const CLI::Option* option) { return option && option->count() > 0; }
+
+// The extraction the flags ask for (after parsing): `run_dir`'s own (RUN/alignment.json, else
+// the built-in defaults) with each flag given in its place.
+inline decode::AlignmentExtraction alignment_extraction(const AlignmentFlags& flags, const std::string& run_dir) {
+  decode::AlignmentExtraction extraction = decode::run_alignment_extraction(run_dir);
   extraction.unit = flags.unit == "pieces" ? decode::AlignmentUnit::pieces : decode::AlignmentUnit::words;
-  extraction.shifted = flags.shift == 1;
-  if (flags.head == "mean") {
-    extraction.head.reset();
-  } else {
-    char* end = nullptr;
-    const long head = std::strtol(flags.head.c_str(), &end, 10);
-    ATTN_CHECK(!flags.head.empty() && *end == '\0' && head >= 0, "--alignment-head ", flags.head,
-               ": expected a head index from 0 or 'mean'");
-    extraction.head = int(head);
+  if (given(flags.layer)) extraction.layer = flags.extraction.layer;
+  if (given(flags.shift_option)) extraction.shifted = flags.shift == 1;
+  if (given(flags.threshold)) extraction.threshold = flags.extraction.threshold;
+  if (given(flags.words)) extraction.word_linking = flags.extraction.word_linking;
+  if (given(flags.head_option)) {
+    if (flags.head == "mean") {
+      extraction.head.reset();
+    } else {
+      char* end = nullptr;
+      const long head = std::strtol(flags.head.c_str(), &end, 10);
+      ATTN_CHECK(!flags.head.empty() && *end == '\0' && head >= 0, "--alignment-head ", flags.head,
+                 ": expected a head index from 0 or 'mean'");
+      extraction.head = int(head);
+    }
   }
   ATTN_CHECK(flags.reverse_model.empty() || extraction.unit == decode::AlignmentUnit::words,
              "--reverse-model symmetrises word links: it does not combine with --alignments pieces (the two models' "
@@ -98,17 +114,18 @@ class ReverseAligner {
   ReverseAligner(const AlignmentFlags& flags, std::optional<Precision> precision, int batch_size)
       : run_(load_reverse_run(flags.reverse_model, precision)),
         options_(decode::translate_options(run_.config)),
+        extraction_(alignment_extraction(flags, flags.reverse_model)),
         how_(flags.symmetrization) {
     if (batch_size > 0) options_.batch_size = batch_size;
   }
 
-  // forward[i] (links of sources[i] -> targets[i]) symmetrised with the reverse run's links.
+  // forward[i] (links of sources[i] -> targets[i]) symmetrised with the reverse run's links, read
+  // by the reverse run's own extraction with the flags given in its place.
   std::vector<align::Links> symmetrized(const std::vector<align::Links>& forward,
                                         const std::vector<std::string>& sources,
-                                        const std::vector<std::string>& targets,
-                                        const decode::AlignmentExtraction& extraction) const {
+                                        const std::vector<std::string>& targets) const {
     const std::vector<align::Links> reverse = decode::reverse_word_links(
-        *run_.model, run_.vocab->source, run_.vocab->target, sources, targets, extraction, options_);
+        *run_.model, run_.vocab->source, run_.vocab->target, sources, targets, extraction_, options_);
     std::vector<align::Links> links(forward.size());
     for (size_t i = 0; i < forward.size(); ++i) links[i] = align::symmetrize(forward[i], reverse[i], how_);
     return links;
@@ -126,6 +143,7 @@ class ReverseAligner {
 
   run::LoadedRun run_;
   decode::TranslateOptions options_;
+  decode::AlignmentExtraction extraction_;
   align::Symmetrization how_;
 };
 

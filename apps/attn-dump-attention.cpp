@@ -3,7 +3,10 @@
 //       [--kind cross] [--layer L] [--head H | --average-heads] [--beam N]
 //   attn-dump-attention --model runs/en-it --src s.txt --tgt t.txt --alignments [pieces] [--alignment-layer L ...]
 //       [--reverse-model runs/it-en [--symmetrize grow-diag-final-and]]
+//   attn-dump-attention --model runs/en-it --src s.txt --tgt t.txt --choose-alignment links.txt
+#include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -12,9 +15,11 @@
 #include "app_main.h"
 #include "core/check.h"
 #include "data/corpus.h"
+#include "decode/alignment_choice.h"
 #include "decode/attention_csv.h"
 #include "decode/attention_dump.h"
 #include "dnnl/context.h"
+#include "eval/alignment_score.h"
 #include "run/load_run.h"
 #include "run_defaults.h"
 
@@ -37,12 +42,19 @@ the SentencePiece pieces, </s> excluded on both sides; a target token whose argm
 </s> gets no link. --alignment-layer, --alignment-head, --alignment-shift, --alignment-threshold
 and --alignment-words choose how links are read from the cross attention. --reverse-model RUN
 (a run trained the other way, target -> source) reads the same pairs the other way round and
-symmetrises both directions' word links (--symmetrize).
+symmetrises both directions' word links (--symmetrize); each run reads its own extraction.
+A run's extraction defaults to its alignment.json, which --choose-alignment writes.
+--choose-alignment LINKS (forced mode): scores every extraction (each layer's mean and heads, shift
+0 and 1, words any and mean) against reference word links of the --src/--tgt pairs (Pharaoh lines,
+gold or an aligner's such as attn-align's; a line with tabs is read by its last field, as XL-WA's),
+prints them best first (AER, precision, recall) and saves the best as the run's alignment.json,
+the default of attn-translate, attn-dump-attention and attn-serve (--no-save: print only).
 )";
 
 struct Flags {
   std::vector<std::string> model_dirs;  // a vector only to refuse an ensemble clearly
-  std::string checkpoint, src_path, tgt_path, out_path, kind, precision;
+  std::string checkpoint, src_path, tgt_path, out_path, kind, precision, choose_path;
+  bool no_save = false;
   int layer = 0, head = 0, beam = 1, batch_size = 0, threads = 0;
   bool average_heads = false;
   attn::apps::AlignmentFlags alignments;
@@ -62,12 +74,56 @@ attn::decode::AttentionDumpOptions dump_options(const Flags& flags, const attn::
   return options;
 }
 
+int finish(const Flags& flags, std::ofstream& file) {
+  if (file.is_open()) {  // standard output is checked by run_app
+    file.flush();
+    ATTN_CHECK(file.good(), "writing ", flags.out_path, " failed");
+  }
+  return 0;
+}
+
+// --choose-alignment: every extraction scored against the reference links, best first; the best
+// saved as the run's own unless --no-save.
+void choose_alignment(const Flags& flags, const attn::run::LoadedRun& run, const std::string& run_dir,
+                      const std::vector<std::string>& sources, const std::vector<std::string>& targets,
+                      std::ostream& out) {
+  const std::vector<std::string> lines = attn::data::read_lines(flags.choose_path);
+  ATTN_CHECK(lines.size() == sources.size(), "--choose-alignment ", flags.choose_path, " has ", lines.size(),
+             " lines but --src ", flags.src_path, " has ", sources.size());
+  std::vector<attn::eval::AlignmentLinks> reference;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    try {
+      reference.push_back(attn::eval::parse_alignment_line(lines[i]));
+    } catch (const std::exception& error) {
+      throw attn::Error(flags.choose_path + ":" + std::to_string(i + 1) + ": " + error.what());
+    }
+  }
+  attn::decode::TranslateOptions options = attn::decode::translate_options(run.config);
+  if (flags.batch_size > 0) options.batch_size = flags.batch_size;
+  const std::vector<attn::decode::RankedExtraction> ranked = attn::decode::rank_extractions(
+      *run.model, run.vocab->source, run.vocab->target, sources, targets, reference, options);
+  out << "rank\tAER\tprecision\trecall\textraction\n";
+  for (size_t r = 0; r < ranked.size(); ++r)
+    out << r + 1 << '\t' << std::fixed << std::setprecision(4) << ranked[r].score.aer << '\t'
+        << ranked[r].score.precision << '\t' << ranked[r].score.recall << '\t'
+        << attn::decode::describe(ranked[r].extraction) << '\n';
+  const attn::decode::RankedExtraction& best = ranked.front();
+  if (flags.no_save) return;
+  const std::string saved = (std::filesystem::path(run_dir) / attn::decode::kAlignmentChoiceFile).string();
+  const bool replaced = std::filesystem::exists(saved);
+  const std::string before = attn::decode::describe(attn::decode::run_alignment_extraction(run_dir));
+  attn::decode::save_alignment_choice(run_dir, best, flags.choose_path, ranked.size());
+  spdlog::info("saved {}: {} (AER {:.4f}){}", saved, attn::decode::describe(best.extraction), best.score.aer,
+               replaced ? "; it replaces " + before : "");
+}
+
 int dump(Flags& flags) {
   ATTN_CHECK(flags.model_dirs.size() <= 1, "--model is given ", flags.model_dirs.size(),
              " times: attn-dump-attention shows the attention of one model (ensembles are for attn-translate)");
   const std::string model_flag = flags.model_dirs.empty() ? "" : flags.model_dirs.front();
-  attn::run::LoadedRun run = attn::run::load_run(attn::apps::resolve_model_dir(model_flag), flags.checkpoint,
-                                                 attn::apps::precision_flag(flags.precision));
+  const std::string run_dir = attn::apps::resolve_model_dir(model_flag);
+  attn::run::LoadedRun run =
+      attn::run::load_run(run_dir, flags.checkpoint, attn::apps::precision_flag(flags.precision));
   attn::dnn::set_num_threads(flags.threads > 0 ? flags.threads : run.config.train.threads);
   std::optional<attn::apps::ReverseAligner> reverse;  // loaded before any output is opened
   if (flags.alignments.symmetrized())
@@ -85,13 +141,17 @@ int dump(Flags& flags) {
     ATTN_CHECK(file.good(), "cannot write ", flags.out_path);
   }
   std::ostream& out = flags.out_path.empty() ? std::cout : file;
+  if (!flags.choose_path.empty()) {
+    choose_alignment(flags, run, run_dir, sources, targets, out);
+    return finish(flags, file);
+  }
 
   const attn::data::Vocab& source_vocab = run.vocab->source;
   const attn::data::Vocab& target_vocab = run.vocab->target;
   std::unique_ptr<attn::decode::AttentionCsvWriter> csv;
   const bool alignments = flags.alignments.enabled();
   const attn::decode::AlignmentExtraction extraction =
-      alignments ? attn::apps::alignment_extraction(flags.alignments) : attn::decode::AlignmentExtraction{};
+      alignments ? attn::apps::alignment_extraction(flags.alignments, run_dir) : attn::decode::AlignmentExtraction{};
   if (!alignments)
     csv = std::make_unique<attn::decode::AttentionCsvWriter>(
         out, [&](int32_t id) { return source_vocab.piece(id); }, [&](int32_t id) { return target_vocab.piece(id); });
@@ -113,13 +173,9 @@ int dump(Flags& flags) {
     dumper.translated(sources, sink);
   else
     dumper.forced(sources, targets, sink);
-  if (reverse) links = reverse->symmetrized(links, sources, free_reverse ? outputs : targets, extraction);
+  if (reverse) links = reverse->symmetrized(links, sources, free_reverse ? outputs : targets);
   for (const attn::align::Links& line : links) out << attn::align::pharaoh_line(line) << '\n';
-  if (file.is_open()) {  // standard output is checked by run_app
-    file.flush();
-    ATTN_CHECK(file.good(), "writing ", flags.out_path, " failed");
-  }
-  return 0;
+  return finish(flags, file);
 }
 
 }  // namespace
@@ -147,6 +203,16 @@ int main(int argc, char** argv) {
       ->excludes(layer)
       ->excludes(head)
       ->excludes(average);
+  auto* choose = app.add_option("--choose-alignment", flags.choose_path,
+                                "reference word links of the --src/--tgt pairs: rank every extraction by AER and "
+                                "save the best as the run's alignment.json (see below)")
+                     ->needs(tgt)
+                     ->excludes(kind)
+                     ->excludes(layer)
+                     ->excludes(head)
+                     ->excludes(average)
+                     ->excludes("--alignments");
+  app.add_flag("--no-save", flags.no_save, "with --choose-alignment: print the ranking only")->needs(choose);
   app.add_option("--beam", flags.beam, "free mode: beam size; 1 = greedy (default: 1)")
       ->check(at_least(1))
       ->excludes(tgt);

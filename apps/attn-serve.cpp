@@ -14,6 +14,7 @@
 #include "app_main.h"
 #include "core/stop_signal.h"
 #include "decode/alignment.h"
+#include "decode/alignment_choice.h"
 #include "decode/translator.h"
 #include "ensemble_flags.h"
 #include "run/load_run.h"
@@ -33,7 +34,9 @@ struct Flags {
 
 // What /v1/translate's alignments may read: one model's cross attention, as attn-translate
 // --alignments reads it (before the decoding thread starts: the model runs on one thread).
-void read_cross_attention(const attn::run::LoadedEnsemble& models, attn::serve::ModelInfo& info) {
+// A request's alignment fields default to the run's own extraction (RUN/alignment.json).
+void read_cross_attention(const attn::run::LoadedEnsemble& models, const std::string& run_dir,
+                          attn::serve::ModelInfo& info) {
   if (models.runs.size() > 1) {
     info.no_alignments = "alignments read one model's attention, and this server runs an ensemble of " +
                          std::to_string(models.runs.size()) + " models";
@@ -41,6 +44,7 @@ void read_cross_attention(const attn::run::LoadedEnsemble& models, attn::serve::
   }
   info.cross_attention = attn::decode::cross_attention_shape(models.model());
   if (info.cross_attention.layers == 0) info.no_alignments = "the model has no cross attention to align with";
+  info.alignment = attn::decode::run_alignment_extraction(run_dir);
 }
 
 // Runs `work` on a thread that ends before decoding starts, rethrowing what it threw. Loading a
@@ -84,11 +88,11 @@ int serve(Flags& flags) {
   std::optional<attn::run::LoadedEnsemble> models;
   std::optional<attn::serve::TranslatorBackend> backend;
   try {
-    attn::serve::ModelInfo info{languages, 0, model_dirs.front(), {}, {}};
+    attn::serve::ModelInfo info{languages, 0, model_dirs.front(), {}, {}, {}};
     run_on_passing_thread([&] {
       models.emplace(attn::run::load_ensemble(model_dirs, flags.ensemble.checkpoints, flags.ensemble.weights,
                                               attn::apps::precision_flag(flags.precision)));
-      read_cross_attention(*models, info);
+      read_cross_attention(*models, model_dirs.front(), info);
     });
     const attn::run::LoadedRun& run = models->first();
     std::vector<const attn::io::Config*> configs;

@@ -192,7 +192,7 @@ int translate(Flags& flags) {
              "--alignments reads one model's attention: it does not combine with an ensemble of ", models.runs.size(),
              " models");
   const attn::decode::AlignmentExtraction extraction =
-      alignments ? attn::apps::alignment_extraction(flags.alignments) : attn::decode::AlignmentExtraction{};
+      alignments ? attn::apps::alignment_extraction(flags.alignments, model_dir) : attn::decode::AlignmentExtraction{};
   std::optional<attn::apps::ReverseAligner> reverse;
   if (flags.alignments.symmetrized())
     reverse.emplace(flags.alignments, attn::apps::precision_flag(flags.precision), options.batch_size);
@@ -211,7 +211,7 @@ int translate(Flags& flags) {
     if (reverse) {
       std::vector<std::string> outputs;
       for (const auto& translation : translations) outputs.push_back(translation.text);
-      links = reverse->symmetrized(links, window_sources, outputs, extraction);
+      links = reverse->symmetrized(links, window_sources, outputs);
       window_sources.clear();
     }
     std::string text;

@@ -273,7 +273,7 @@ struct HttpServer::Impl {
 
   void native_translate(const httplib::Request& req, httplib::Response& res) {
     SentenceQueue& q = ready_queue();
-    const NativeRequest request = parse_native_request(fields_of(req));
+    const NativeRequest request = parse_native_request(fields_of(req), info.alignment);
     authorize(request.api_key, req);
     check_text_size(request.q, options.limits);
     check_nbest(request.nbest, "nbest");

@@ -44,6 +44,8 @@ struct ModelInfo {
   // are offered, for the reason in no_alignments.
   decode::CrossAttentionShape cross_attention;
   std::string no_alignments;
+  // What a request's alignment fields leave out: the run's own extraction (RUN/alignment.json).
+  decode::AlignmentExtraction alignment;
 };
 
 class HttpServer {

@@ -155,11 +155,14 @@ std::optional<float> fraction(const json& value) {
   return float(number);
 }
 
-// "alignments" and attn-translate's --alignment-* flags as fields; unset without alignments.
-std::optional<decode::AlignmentExtraction> alignment_fields(const json& fields) {
+// "alignments" and attn-translate's --alignment-* flags as fields, over `defaults`; unset without
+// alignments.
+std::optional<decode::AlignmentExtraction> alignment_fields(const json& fields,
+                                                            const decode::AlignmentExtraction& defaults) {
   static const char* const options[] = {"alignment_layer", "alignment_head", "alignment_shift", "alignment_threshold",
                                         "alignment_words"};
-  decode::AlignmentExtraction extraction;
+  decode::AlignmentExtraction extraction = defaults;
+  extraction.unit = decode::AlignmentUnit::words;
   bool wanted = false;
   if (const json* alignments = present(fields, "alignments")) {
     if (alignments->is_boolean()) {
@@ -278,12 +281,12 @@ TranslateRequest parse_translate_request(const json& fields) {
   return request;
 }
 
-NativeRequest parse_native_request(const json& fields) {
+NativeRequest parse_native_request(const json& fields, const decode::AlignmentExtraction& alignment_defaults) {
   NativeRequest request;
   read_q(fields, request.q, request.batch);
   request.nbest = count_field(fields, "nbest", 1, kMaxAlternatives + 1);
   if (request.nbest < 1) bad_request("Invalid request: nbest must be a whole number from 1 to 65");
-  request.alignments = alignment_fields(fields);
+  request.alignments = alignment_fields(fields, alignment_defaults);
   request.api_key = string_field(fields, "api_key", false);
   return request;
 }

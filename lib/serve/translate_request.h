@@ -73,8 +73,10 @@ nlohmann::json form_fields(std::string_view body);
 // alternatives a whole number >= 0 (a string of digits from a form).
 TranslateRequest parse_translate_request(const nlohmann::json& fields);
 // The same for q, and each alignment field's type and range; whether the model has the layer
-// and head asked for is the server's check (it knows the model).
-NativeRequest parse_native_request(const nlohmann::json& fields);
+// and head asked for is the server's check (it knows the model). The alignment fields a request
+// leaves out are `alignment_defaults`' (the run's own extraction, decode/alignment_choice.h).
+NativeRequest parse_native_request(const nlohmann::json& fields,
+                                   const decode::AlignmentExtraction& alignment_defaults = {});
 DetectRequest parse_detect_request(const nlohmann::json& fields);
 
 // Per-request limits (attn-serve --char-limit, --max-sentences; 0 = none). Characters are

@@ -110,3 +110,28 @@ TEST_CASE("/v1/translate's alignment fields: attn-translate's flags - from JSON 
   CHECK_THAT(error({{"q", "x"}, {"alignments", true}, {"alignment_threshold", "nan"}}), Contains("from 0 to 1"));
   CHECK_THAT(error({{"q", "x"}, {"alignment_words", "any"}}), Contains("alignment_words needs alignments"));
 }
+
+TEST_CASE("/v1/translate's alignment fields left out take the run's own extraction", "[serve][request]") {
+  attn::decode::AlignmentExtraction own;  // as a run's alignment.json names it
+  own.layer = 0;
+  own.head = 1;
+  own.shifted = true;
+  own.word_linking = attn::decode::WordLinking::any_piece;
+  const auto plain = parse_native_request(json{{"q", "x"}, {"alignments", true}}, own).alignments;
+  REQUIRE(plain);
+  CHECK(plain->layer == 0);
+  CHECK(plain->head == 1);
+  CHECK(plain->shifted);
+  CHECK(plain->word_linking == attn::decode::WordLinking::any_piece);
+  CHECK(plain->unit == attn::decode::AlignmentUnit::words);
+  const auto given =
+      parse_native_request(
+          json{{"q", "x"}, {"alignments", "pieces"}, {"alignment_head", "mean"}, {"alignment_shift", 0}}, own)
+          .alignments;
+  REQUIRE(given);
+  CHECK(given->layer == 0);  // left out: the run's
+  CHECK_FALSE(given->head.has_value());
+  CHECK_FALSE(given->shifted);
+  CHECK(given->unit == attn::decode::AlignmentUnit::pieces);
+  CHECK_FALSE(parse_native_request(json{{"q", "x"}}, own).alignments.has_value());
+}
