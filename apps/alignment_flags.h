@@ -24,7 +24,8 @@ struct AlignmentFlags {
   decode::AlignmentExtraction extraction;  // the values of the flags given
   // The extraction flags (layer, head, shift, threshold, words): those given override the
   // run's own extraction (decode/alignment_choice.h), field by field.
-  CLI::Option *layer = nullptr, *head_option = nullptr, *shift_option = nullptr, *threshold = nullptr, *words = nullptr;
+  CLI::Option *layer_option = nullptr, *head_option = nullptr, *shift_option = nullptr, *threshold_option = nullptr,
+              *words_option = nullptr;
   std::string reverse_model;  // --reverse-model: a target -> source run, "" = none
   align::Symmetrization symmetrization = align::Symmetrization::grow_diag_final_and;
 
@@ -44,10 +45,11 @@ inline CLI::Option* add_alignment_options(CLI::App& app, AlignmentFlags& flags) 
                      ->expected(0, 1)
                      ->check(CLI::IsMember({"", "words", "pieces"}));
   const std::string own = "the run's alignment.json, else ";
-  flags.layer = app.add_option("--alignment-layer", flags.extraction.layer,
-                               "cross-attention layer to read, from 0; negative counts from the last (default: " + own +
-                                   std::to_string(defaults.layer) + ")")
-                    ->needs(flags.option);
+  flags.layer_option =
+      app.add_option("--alignment-layer", flags.extraction.layer,
+                     "cross-attention layer to read, from 0; negative counts from the last (default: " + own +
+                         std::to_string(defaults.layer) + ")")
+          ->needs(flags.option);
   flags.head_option = app.add_option("--alignment-head", flags.head,
                                      "one head's attention, or 'mean' of the heads (default: " + own + flags.head + ")")
                           ->needs(flags.option);
@@ -57,12 +59,13 @@ inline CLI::Option* add_alignment_options(CLI::App& app, AlignmentFlags& flags) 
                                           own + std::to_string(flags.shift) + ")")
                            ->check(CLI::IsMember({0, 1}))
                            ->needs(flags.option);
-  flags.threshold = app.add_option("--alignment-threshold", flags.extraction.threshold,
-                                   "0: each target token links to its argmax source token; T > 0: to every source "
-                                   "token of weight >= T (default: " +
-                                       own + "0)")
-                        ->check(in_range(0, 1))
-                        ->needs(flags.option);
+  flags.threshold_option =
+      app.add_option("--alignment-threshold", flags.extraction.threshold,
+                     "0: each target token links to its argmax source token; T > 0: to every source "
+                     "token of weight >= T (default: " +
+                         own + "0)")
+          ->check(in_range(0, 1))
+          ->needs(flags.option);
   auto* reverse = app.add_option("--reverse-model", flags.reverse_model,
                                  "a run of the reverse direction (target -> source language): its attention's word "
                                  "links are symmetrised with this model's")
@@ -71,12 +74,13 @@ inline CLI::Option* add_alignment_options(CLI::App& app, AlignmentFlags& flags) 
                     "with --reverse-model: intersection, union or grow-diag-final-and (default: " +
                         std::string(choice_name(flags.symmetrization)) + ")")
       ->needs(reverse);
-  flags.words = add_choice_option(app, "--alignment-words", flags.extraction.word_linking,
-                                  "word links from piece links ('any': words link when any of their pieces do) or "
-                                  "from the attention summed over source pieces, averaged over target pieces "
-                                  "('mean') (default: " +
-                                      own + std::string(choice_name(defaults.word_linking)) + ")")
-                    ->needs(flags.option);
+  flags.words_option =
+      add_choice_option(app, "--alignment-words", flags.extraction.word_linking,
+                        "word links from piece links ('any': words link when any of their pieces do) or "
+                        "from the attention summed over source pieces, averaged over target pieces "
+                        "('mean') (default: " +
+                            own + std::string(choice_name(defaults.word_linking)) + ")")
+          ->needs(flags.option);
   return flags.option;
 }
 
@@ -87,10 +91,10 @@ inline bool given(const CLI::Option* option) { return option && option->count() 
 inline decode::AlignmentExtraction alignment_extraction(const AlignmentFlags& flags, const std::string& run_dir) {
   decode::AlignmentExtraction extraction = decode::run_alignment_extraction(run_dir);
   extraction.unit = flags.unit == "pieces" ? decode::AlignmentUnit::pieces : decode::AlignmentUnit::words;
-  if (given(flags.layer)) extraction.layer = flags.extraction.layer;
+  if (given(flags.layer_option)) extraction.layer = flags.extraction.layer;
   if (given(flags.shift_option)) extraction.shifted = flags.shift == 1;
-  if (given(flags.threshold)) extraction.threshold = flags.extraction.threshold;
-  if (given(flags.words)) extraction.word_linking = flags.extraction.word_linking;
+  if (given(flags.threshold_option)) extraction.threshold = flags.extraction.threshold;
+  if (given(flags.words_option)) extraction.word_linking = flags.extraction.word_linking;
   if (given(flags.head_option)) {
     if (flags.head == "mean") {
       extraction.head.reset();
