@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: set up a fresh machine, train the English->Italian Transformer of
-# configs/en-it.json, translate the config's test set (data.test_src) with beam 5 and score it
-# against data.test_tgt.
+# configs/en-it.json, translate the config's test set (data.test_src) with beam 5 (with the
+# average of the run's kept step checkpoints when it keeps some) and score it against
+# data.test_tgt.
 #
 # Usage: tools/main-job.sh [--data-from DIR] [--config FILE] [--set key=value ...] [--restart]
 #   --data-from DIR   take the corpus from a local copy (see tools/get-data.sh --from)
@@ -50,9 +51,23 @@ start=$(date +%s)
 "$bin/attn-train" --config "$config" "${overrides[@]}" "${resume[@]}"
 echo "main-job: training took $(( $(date +%s) - start )) s (this invocation)"
 
+# A run that keeps step checkpoints (train.keep_checkpoints, 5 in configs/en-it.json) is
+# translated with the average of them: it won on both dev sets (docs/experiments.md, "ALiBi with
+# joined pairs"); otherwise with checkpoint.best.
+keep=$("$bin/attn-train" --config "$config" "${overrides[@]}" --print train.keep_checkpoints)
+checkpoint=()
+if [ "$keep" -gt 0 ]; then
+  kept=$(find "$run_dir" -maxdepth 1 -name 'checkpoint.step-*.safetensors' | wc -l)
+  if [ "$kept" -gt 0 ]; then
+    average="$run_dir/checkpoint.average.safetensors"
+    "$bin/attn-average" --model "$run_dir" --last "$(( kept < keep ? kept : keep ))" --out "$average" --force
+    checkpoint=(--checkpoint "$average")
+  fi
+fi
+
 # The test set of the run's own config.json, read by attn (a summary of the speed on stderr).
 hyp="$run_dir/test.beam5.txt"
-"$bin/attn-translate" --model "$run_dir" --subset test --beam 5 --output "$hyp"
+"$bin/attn-translate" --model "$run_dir" "${checkpoint[@]}" --subset test --beam 5 --output "$hyp"
 echo "main-job: translations -> $hyp"
 "$bin/attn-score" --model "$run_dir" --subset test --hyp "$hyp" | tee "$run_dir/test.beam5.score"
 # The run's resident memory over its steps: flat, or growing (docs/performance.md, "Memory").
