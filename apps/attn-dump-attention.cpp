@@ -109,12 +109,13 @@ void choose_alignment(const Flags& flags, const attn::run::LoadedRun& run, const
         << attn::decode::describe(ranked[r].extraction) << '\n';
   const attn::decode::RankedExtraction& best = ranked.front();
   if (flags.no_save) return;
-  const std::string saved = (std::filesystem::path(run_dir) / attn::decode::kAlignmentChoiceFile).string();
-  const bool replaced = std::filesystem::exists(saved);
-  const std::string before = attn::decode::describe(attn::decode::run_alignment_extraction(run_dir));
+  const std::string saved = attn::decode::alignment_choice_path(run_dir);
+  const std::string replaced =
+      std::filesystem::exists(saved)
+          ? "; it replaces " + attn::decode::describe(attn::decode::run_alignment_extraction(run_dir))
+          : "";
   attn::decode::save_alignment_choice(run_dir, best, flags.choose_path, ranked.size());
-  spdlog::info("saved {}: {} (AER {:.4f}){}", saved, attn::decode::describe(best.extraction), best.score.aer,
-               replaced ? "; it replaces " + before : "");
+  spdlog::info("saved {}: {} (AER {:.4f}){}", saved, attn::decode::describe(best.extraction), best.score.aer, replaced);
 }
 
 int dump(Flags& flags) {

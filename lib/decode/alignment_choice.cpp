@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "core/check.h"
@@ -21,11 +20,11 @@ eval::AlignmentLinks as_sure_links(const align::Links& links) {
   return set;
 }
 
-std::string run_file(const std::string& run_dir) {
+}  // namespace
+
+std::string alignment_choice_path(const std::string& run_dir) {
   return (std::filesystem::path(run_dir) / kAlignmentChoiceFile).string();
 }
-
-}  // namespace
 
 std::vector<AlignmentExtraction> extraction_candidates(const CrossAttentionShape& shape) {
   std::vector<AlignmentExtraction> candidates;
@@ -100,9 +99,12 @@ AlignmentExtraction extraction_from_json(const nlohmann::json& object, const std
   ATTN_CHECK(object.is_object(), source, ": expected a JSON object");
   const auto key = [&](const char* name) { return source + ": " + name; };
   static const std::vector<std::string> known = {"layer", "head", "shift", "words", "threshold", "measured"};
-  for (const auto& [name, value] : object.items())
-    ATTN_CHECK(std::find(known.begin(), known.end(), name) != known.end(), source, ": unknown key \"", name,
-               "\" (expected layer, head, shift, words, threshold, measured)");
+  for (const auto& [name, value] : object.items()) {
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    std::string expected;
+    for (const std::string& k : known) expected += (expected.empty() ? "" : ", ") + k;
+    throw Error(source + ": unknown key \"" + name + "\" (expected " + expected + ")");
+  }
   AlignmentExtraction extraction;
   if (object.contains("layer"))
     extraction.layer = int(io::detail::read_integer(object["layer"], key("layer"), -64, 64));
@@ -119,13 +121,9 @@ AlignmentExtraction extraction_from_json(const nlohmann::json& object, const std
 }
 
 AlignmentExtraction run_alignment_extraction(const std::string& run_dir) {
-  const std::string path = run_file(run_dir);
+  const std::string path = alignment_choice_path(run_dir);
   if (!std::filesystem::exists(path)) return {};
-  std::ifstream file(path, std::ios::binary);
-  ATTN_CHECK(file.good(), "cannot read ", path);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return extraction_from_json(io::parse_config_text(text.str(), path), path);
+  return extraction_from_json(io::read_config_file(path), path);
 }
 
 void save_alignment_choice(const std::string& run_dir, const RankedExtraction& best, const std::string& reference_name,
@@ -134,7 +132,7 @@ void save_alignment_choice(const std::string& run_dir, const RankedExtraction& b
   object["measured"] = {{"reference", reference_name},       {"candidates", candidates},
                         {"sentences", best.score.sentences}, {"aer", best.score.aer},
                         {"precision", best.score.precision}, {"recall", best.score.recall}};
-  io::write_file_atomically(run_file(run_dir), object.dump(2) + "\n");
+  io::write_file_atomically(alignment_choice_path(run_dir), object.dump(2) + "\n");
 }
 
 }  // namespace attn::decode

@@ -24,6 +24,7 @@ namespace attn::decode {
 // RUN/alignment.json: {"layer": 0, "head": 1 | "mean", "shift": 0 | 1, "words": "mean" | "any",
 // "threshold": 0, "measured": {...}}. "measured" says what chose it (not read back).
 inline constexpr const char* kAlignmentChoiceFile = "alignment.json";
+std::string alignment_choice_path(const std::string& run_dir);
 
 // Every extraction of word links the model offers: each layer, its mean and each head, shift 0
 // and 1, words from any piece link or from the mean attention; argmax (threshold 0).
