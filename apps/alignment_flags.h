@@ -34,7 +34,8 @@ struct AlignmentFlags {
 };
 
 // A flag's default is the run's RUN/alignment.json (attn-dump-attention --choose-alignment), else
-// the built-in one, chosen by AER on XL-WA en-it dev (docs/experiments.md, "Word alignments").
+// a guided run's guided layer, head and shift, else the built-in one, chosen by AER on XL-WA
+// en-it dev (docs/experiments.md, "Word alignments").
 inline CLI::Option* add_alignment_options(CLI::App& app, AlignmentFlags& flags) {
   const decode::AlignmentExtraction defaults;
   flags.head = defaults.head ? std::to_string(*defaults.head) : "mean";
@@ -44,7 +45,7 @@ inline CLI::Option* add_alignment_options(CLI::App& app, AlignmentFlags& flags) 
                                 "whitespace-separated words of source and output (or 'pieces': SentencePiece pieces)")
                      ->expected(0, 1)
                      ->check(CLI::IsMember({"", "words", "pieces"}));
-  const std::string own = "the run's alignment.json, else ";
+  const std::string own = "the run's alignment.json, else a guided run's guided head, else ";
   flags.layer_option =
       app.add_option("--alignment-layer", flags.extraction.layer,
                      "cross-attention layer to read, from 0; negative counts from the last (default: " + own +
@@ -86,10 +87,11 @@ inline CLI::Option* add_alignment_options(CLI::App& app, AlignmentFlags& flags) 
 
 inline bool given(const CLI::Option* option) { return option && option->count() > 0; }
 
-// The extraction the flags ask for (after parsing): `run_dir`'s own (RUN/alignment.json, else
-// the built-in defaults) with each flag given in its place.
-inline decode::AlignmentExtraction alignment_extraction(const AlignmentFlags& flags, const std::string& run_dir) {
-  decode::AlignmentExtraction extraction = decode::run_alignment_extraction(run_dir);
+// The extraction the flags ask for (after parsing): the run's own (decode::run_alignment_extraction
+// of `run_dir` and its `config`) with each flag given in its place.
+inline decode::AlignmentExtraction alignment_extraction(const AlignmentFlags& flags, const std::string& run_dir,
+                                                        const io::Config& config) {
+  decode::AlignmentExtraction extraction = decode::run_alignment_extraction(run_dir, config);
   extraction.unit = flags.unit == "pieces" ? decode::AlignmentUnit::pieces : decode::AlignmentUnit::words;
   if (given(flags.layer_option)) extraction.layer = flags.extraction.layer;
   if (given(flags.shift_option)) extraction.shifted = flags.shift == 1;
@@ -118,7 +120,7 @@ class ReverseAligner {
   ReverseAligner(const AlignmentFlags& flags, std::optional<Precision> precision, int batch_size)
       : run_(load_reverse_run(flags.reverse_model, precision)),
         options_(decode::translate_options(run_.config)),
-        extraction_(alignment_extraction(flags, flags.reverse_model)),
+        extraction_(alignment_extraction(flags, flags.reverse_model, run_.config)),
         how_(flags.symmetrization) {
     if (batch_size > 0) options_.batch_size = batch_size;
   }

@@ -43,7 +43,8 @@ the SentencePiece pieces, </s> excluded on both sides; a target token whose argm
 and --alignment-words choose how links are read from the cross attention. --reverse-model RUN
 (a run trained the other way, target -> source) reads the same pairs the other way round and
 symmetrises both directions' word links (--symmetrize); each run reads its own extraction.
-A run's extraction defaults to its alignment.json, which --choose-alignment writes.
+A run's extraction defaults to its alignment.json, which --choose-alignment writes, else,
+for a run trained with train.guided_alignment, to the guided layer, head and shift.
 --choose-alignment LINKS (forced mode): scores every extraction (each layer's mean and heads, shift
 0 and 1, words any and mean) against reference word links of the --src/--tgt pairs (Pharaoh lines,
 gold or an aligner's such as attn-align's; a line with tabs is read by its last field, as XL-WA's),
@@ -90,14 +91,8 @@ void choose_alignment(const Flags& flags, const attn::run::LoadedRun& run, const
   const std::vector<std::string> lines = attn::data::read_lines(flags.choose_path);
   ATTN_CHECK(lines.size() == sources.size(), "--choose-alignment ", flags.choose_path, " has ", lines.size(),
              " lines but --src ", flags.src_path, " has ", sources.size());
-  std::vector<attn::eval::AlignmentLinks> reference;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    try {
-      reference.push_back(attn::eval::parse_alignment_line(lines[i]));
-    } catch (const std::exception& error) {
-      throw attn::Error(flags.choose_path + ":" + std::to_string(i + 1) + ": " + error.what());
-    }
-  }
+  const std::vector<attn::eval::AlignmentLinks> reference =
+      attn::eval::parse_alignment_lines(lines, "--choose-alignment '" + flags.choose_path + "'");
   attn::decode::TranslateOptions options = attn::decode::translate_options(run.config);
   if (flags.batch_size > 0) options.batch_size = flags.batch_size;
   const std::vector<attn::decode::RankedExtraction> ranked = attn::decode::rank_extractions(
@@ -112,7 +107,7 @@ void choose_alignment(const Flags& flags, const attn::run::LoadedRun& run, const
   const std::string saved = attn::decode::alignment_choice_path(run_dir);
   const std::string replaced =
       std::filesystem::exists(saved)
-          ? "; it replaces " + attn::decode::describe(attn::decode::run_alignment_extraction(run_dir))
+          ? "; it replaces " + attn::decode::describe(attn::decode::run_alignment_extraction(run_dir, run.config))
           : "";
   attn::decode::save_alignment_choice(run_dir, best, flags.choose_path, ranked.size());
   spdlog::info("saved {}: {} (AER {:.4f}){}", saved, attn::decode::describe(best.extraction), best.score.aer, replaced);
@@ -152,7 +147,8 @@ int dump(Flags& flags) {
   std::unique_ptr<attn::decode::AttentionCsvWriter> csv;
   const bool alignments = flags.alignments.enabled();
   const attn::decode::AlignmentExtraction extraction =
-      alignments ? attn::apps::alignment_extraction(flags.alignments, run_dir) : attn::decode::AlignmentExtraction{};
+      alignments ? attn::apps::alignment_extraction(flags.alignments, run_dir, run.config)
+                 : attn::decode::AlignmentExtraction{};
   if (!alignments)
     csv = std::make_unique<attn::decode::AttentionCsvWriter>(
         out, [&](int32_t id) { return source_vocab.piece(id); }, [&](int32_t id) { return target_vocab.piece(id); });

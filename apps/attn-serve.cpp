@@ -34,7 +34,8 @@ struct Flags {
 
 // What /v1/translate's alignments may read: one model's cross attention, as attn-translate
 // --alignments reads it (before the decoding thread starts: the model runs on one thread).
-// A request's alignment fields default to the run's own extraction (RUN/alignment.json).
+// A request's alignment fields default to the run's own extraction (RUN/alignment.json, else
+// a guided run's guided head: decode::run_alignment_extraction).
 void read_cross_attention(const attn::run::LoadedEnsemble& models, const std::string& run_dir,
                           attn::serve::ModelInfo& info) {
   if (models.runs.size() > 1) {
@@ -44,7 +45,7 @@ void read_cross_attention(const attn::run::LoadedEnsemble& models, const std::st
   }
   info.cross_attention = attn::decode::cross_attention_shape(models.model());
   if (info.cross_attention.layers == 0) info.no_alignments = "the model has no cross attention to align with";
-  info.alignment = attn::decode::run_alignment_extraction(run_dir);
+  info.alignment = attn::decode::run_alignment_extraction(run_dir, models.first().config);
 }
 
 // Runs `work` on a thread that ends before decoding starts, rethrowing what it threw. Loading a

@@ -192,7 +192,8 @@ int translate(Flags& flags) {
              "--alignments reads one model's attention: it does not combine with an ensemble of ", models.runs.size(),
              " models");
   const attn::decode::AlignmentExtraction extraction =
-      alignments ? attn::apps::alignment_extraction(flags.alignments, model_dir) : attn::decode::AlignmentExtraction{};
+      alignments ? attn::apps::alignment_extraction(flags.alignments, model_dir, run.config)
+                 : attn::decode::AlignmentExtraction{};
   std::optional<attn::apps::ReverseAligner> reverse;
   if (flags.alignments.symmetrized())
     reverse.emplace(flags.alignments, attn::apps::precision_flag(flags.precision), options.batch_size);

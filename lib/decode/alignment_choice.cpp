@@ -120,9 +120,19 @@ AlignmentExtraction extraction_from_json(const nlohmann::json& object, const std
   return extraction;
 }
 
-AlignmentExtraction run_alignment_extraction(const std::string& run_dir) {
+AlignmentExtraction trained_alignment_extraction(const io::Config& config) {
+  AlignmentExtraction extraction;
+  const io::GuidedAlignmentConfig& guided = config.train.guided_alignment;
+  if (!guided.on()) return extraction;
+  extraction.layer = guided.layer;
+  extraction.head = guided.head.index;
+  extraction.shifted = guided.shift == 1;
+  return extraction;
+}
+
+AlignmentExtraction run_alignment_extraction(const std::string& run_dir, const io::Config& config) {
   const std::string path = alignment_choice_path(run_dir);
-  if (!std::filesystem::exists(path)) return {};
+  if (!std::filesystem::exists(path)) return trained_alignment_extraction(config);
   return extraction_from_json(io::read_config_file(path), path);
 }
 

@@ -17,6 +17,7 @@
 #include "decode/alignment_extraction.h"
 #include "decode/translator.h"
 #include "eval/alignment_score.h"
+#include "io/config.h"
 #include "models/seq2seq_model.h"
 
 namespace attn::decode {
@@ -52,8 +53,14 @@ nlohmann::json extraction_json(const AlignmentExtraction& extraction);
 // attn::Error naming `source` (the file) and the key.
 AlignmentExtraction extraction_from_json(const nlohmann::json& object, const std::string& source);
 
-// The run's chosen extraction (RUN/alignment.json), or the built-in defaults when it has none.
-AlignmentExtraction run_alignment_extraction(const std::string& run_dir);
+// The extraction a run was trained to align with: with train.guided_alignment on, the guided
+// layer, head and shift (Marian reads its alignments from the guided layer too); otherwise the
+// built-in defaults.
+AlignmentExtraction trained_alignment_extraction(const io::Config& config);
+
+// The run's chosen extraction (RUN/alignment.json), or trained_alignment_extraction of its
+// config when it has none.
+AlignmentExtraction run_alignment_extraction(const std::string& run_dir, const io::Config& config);
 
 // Writes `best` as RUN/alignment.json, atomically, with what measured it.
 void save_alignment_choice(const std::string& run_dir, const RankedExtraction& best, const std::string& reference_name,

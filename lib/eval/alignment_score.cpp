@@ -109,21 +109,28 @@ AlignmentScore alignment_score_from_counts(const AlignmentCounts& counts, int64_
   return score;
 }
 
+std::vector<AlignmentLinks> parse_alignment_lines(const std::vector<std::string>& lines, const std::string& name) {
+  std::vector<AlignmentLinks> links;
+  links.reserve(lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    try {
+      links.push_back(parse_alignment_line(lines[i]));
+    } catch (const Error& error) {
+      throw Error(name + " line " + std::to_string(i + 1) + ": " + error.what());
+    }
+  }
+  return links;
+}
+
 AlignmentScore score_alignments(const std::vector<std::string>& gold, const std::vector<std::string>& predicted,
                                 const std::string& gold_name, const std::string& predicted_name) {
   ATTN_CHECK(gold.size() == predicted.size(), "line counts differ: predicted alignments ", predicted_name, " have ",
              predicted.size(), " lines, gold alignments ", gold_name, " have ", gold.size());
   ATTN_CHECK(!gold.empty(), "nothing to score: the alignments ", predicted_name, " and ", gold_name, " are empty");
-  const auto parse = [](const std::string& line, const std::string& name, size_t index) {
-    try {
-      return parse_alignment_line(line);
-    } catch (const Error& error) {
-      throw Error(name + " line " + std::to_string(index + 1) + ": " + error.what());
-    }
-  };
+  const std::vector<AlignmentLinks> predicted_links = parse_alignment_lines(predicted, predicted_name);
+  const std::vector<AlignmentLinks> gold_links = parse_alignment_lines(gold, gold_name);
   AlignmentCounts total;
-  for (size_t i = 0; i < gold.size(); ++i)
-    total += count_alignment(parse(predicted[i], predicted_name, i), parse(gold[i], gold_name, i));
+  for (size_t i = 0; i < gold.size(); ++i) total += count_alignment(predicted_links[i], gold_links[i]);
   return alignment_score_from_counts(total, int64_t(gold.size()));
 }
 

@@ -34,6 +34,10 @@ struct AlignmentLinks {
 // attn::Error quoting it.
 AlignmentLinks parse_alignment_line(std::string_view line);
 
+// The links of every line; a bad one is an attn::Error naming the file (by the name given, e.g.
+// "'gold.tsv'") and the line: "'gold.tsv' line 2: bad alignment link '1-x'".
+std::vector<AlignmentLinks> parse_alignment_lines(const std::vector<std::string>& lines, const std::string& name);
+
 // |A|, |S|, |P|, |A ∩ S| and |A ∩ P|; they add over sentences.
 struct AlignmentCounts {
   int64_t predicted = 0;

@@ -97,6 +97,8 @@ void RnnConfig::validate(const std::string& path) const {
 void GuidedAlignmentConfig::validate(const std::string& path) const {
   KeyOf key{path};
   require_at_least(key("weight"), weight, 0);
+  ATTN_CHECK(shift == 0 || shift == 1, key("shift"), " must be 0 (the row that predicts a target token) or 1 (the row",
+             " whose input it is); got ", shift);
 }
 
 void TrainConfig::validate(const std::string& path) const {

@@ -189,6 +189,10 @@ struct GuidedAlignmentConfig {
   double weight = 0.0;    // 0 = off
   int layer = -1;         // the decoder layer, from 0; negative counts from the last (-1 = last)
   AttentionHead head{0};  // one head (Marian and Garg et al. guide one), or "mean" of the heads
+  // Which decoder row target token j is pulled at: 0 the row that predicts it (Marian), 1 the
+  // row whose input it is (the shifted step of decode/alignment.h): the row that knows y_j, so
+  // its attention need not guess the word before it is chosen (Chen et al. 2020).
+  int shift = 0;
   GuidedAlignmentCost cost = GuidedAlignmentCost::ce;
 
   template <class V>
@@ -196,6 +200,7 @@ struct GuidedAlignmentConfig {
     v("weight", weight);
     v("layer", layer);
     v("head", head);
+    v("shift", shift);
     v("cost", cost);
   }
   void validate(const std::string& path) const;

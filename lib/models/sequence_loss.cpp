@@ -28,12 +28,13 @@ GuidedLossOptions guided_loss_options(const io::Config& config) {
   options.weight = guided.weight;
   const int layers = config.model.transformer.decoder_layers;
   options.layer = guided.layer < 0 ? layers + guided.layer : guided.layer;
+  options.shift = guided.shift;
   options.loss.cost = guided.cost;
   options.loss.head = guided.head.index;
   return options;
 }
 
-Tensor guided_alignment_targets(const data::Batch& batch) {
+Tensor guided_alignment_targets(const data::Batch& batch, int shift) {
   Tensor targets = Tensor::zeros({batch.size, batch.tgt_len, batch.src_len});  // (B, T, S)
   float* a = targets.data();
   for (int64_t b = 0; b < batch.size && b < int64_t(batch.links.size()); ++b) {
@@ -41,9 +42,9 @@ Tensor guided_alignment_targets(const data::Batch& batch) {
     for (size_t first = 0; first < links.size();) {  // ordered by target: one run per row
       size_t end = first;
       while (end < links.size() && links[end].second == links[first].second) ++end;
-      const int32_t t = links[first].second;
-      ATTN_CHECK(t < batch.tgt_lengths[size_t(b)], "guided alignment: target position ", t, " of row ", b,
-                 " beyond its ", batch.tgt_lengths[size_t(b)], " tokens");
+      const int32_t t = links[first].second + shift;
+      ATTN_CHECK(t < batch.tgt_lengths[size_t(b)], "guided alignment: target position ", t - shift, " (shift ", shift,
+                 ") of row ", b, " beyond its ", batch.tgt_lengths[size_t(b)], " tokens");
       float* row = a + (b * batch.tgt_len + t) * batch.src_len;
       const float share = 1.f / float(end - first);
       for (size_t i = first; i < end; ++i) {
@@ -61,7 +62,7 @@ ops::GuidedAlignmentResult guided_loss(Tape& tape, const Tensor& weights, const 
                                        const GuidedLossOptions& options) {
   ATTN_CHECK(weights.defined(), "guided alignment: the model left no cross-attention weights of decoder layer ",
              options.layer, " (guided alignment needs a Transformer)");
-  return ops::guided_alignment_loss(tape, weights, guided_alignment_targets(batch), options.loss);
+  return ops::guided_alignment_loss(tape, weights, guided_alignment_targets(batch, options.shift), options.loss);
 }
 
 }  // namespace attn::models

@@ -32,15 +32,17 @@ ops::CrossEntropyResult sequence_loss(const Seq2SeqModel& model, const layers::R
 struct GuidedLossOptions {
   double weight = 0;  // 0: off
   int layer = 0;      // the decoder layer, from 0 (resolved from the config's negative form)
+  int shift = 0;      // target piece t pulls row t + shift (io::GuidedAlignmentConfig::shift)
   ops::GuidedAlignmentOptions loss;
   bool on() const { return weight > 0; }
 };
 
 GuidedLossOptions guided_loss_options(const io::Config& config);
 
-// The targets (B, T, S) of ops::guided_alignment_loss: row t of sentence b spreads 1 evenly over
-// the source positions linked to target position t (Batch::links), zeros where t has no link.
-Tensor guided_alignment_targets(const data::Batch& batch);
+// The targets (B, T, S) of ops::guided_alignment_loss: row t + shift of sentence b spreads 1
+// evenly over the source positions linked to target position t (Batch::links), zeros in the
+// rows of no linked position. Links never name the target eos, so row t + 1 exists.
+Tensor guided_alignment_targets(const data::Batch& batch, int shift = 0);
 
 // ops::guided_alignment_loss of `weights` (B, H, T, S) against the batch's targets.
 ops::GuidedAlignmentResult guided_loss(Tape& tape, const Tensor& weights, const data::Batch& batch,

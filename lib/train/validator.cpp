@@ -5,6 +5,7 @@
 #include "data/batcher.h"
 #include "data/corpus.h"
 #include "decode/alignment.h"
+#include "decode/alignment_choice.h"
 #include "decode/attention_dump.h"
 #include "decode/translator.h"
 #include "eval/alignment_score.h"
@@ -31,19 +32,6 @@ void read_gold_alignments(const std::string& path, std::vector<std::string>& sou
     targets.push_back(line.substr(first + 1, second - first - 1));
     links.push_back(line.substr(second + 1));
   }
-}
-
-// What the dev AER reads: with guided alignment on, the guided layer and head at the row that
-// predicts each target token (unshifted, as trained); otherwise attn-translate --alignments'
-// defaults, so a guided run and its unguided baseline are each scored as a user would read them.
-decode::AlignmentExtraction validation_extraction(const io::Config& config) {
-  decode::AlignmentExtraction extraction;
-  const io::GuidedAlignmentConfig& guided = config.train.guided_alignment;
-  if (guided.weight > 0) {
-    extraction.layer = guided.layer;
-    extraction.head = guided.head.index;
-  }
-  return extraction;
 }
 
 }  // namespace
@@ -88,7 +76,7 @@ double Validator::alignment_error_rate(const models::Seq2SeqModel& model) const 
   options.selection = decode::alignment_selection();
   options.translate = decode::translate_options(config_);
   decode::AttentionDumper dumper(model, vocab_.source, vocab_.target, options);
-  const decode::AlignmentExtraction extraction = validation_extraction(config_);
+  const decode::AlignmentExtraction extraction = decode::trained_alignment_extraction(config_);
   std::vector<std::string> predicted(gold_sources_.size());
   dumper.forced(gold_sources_, gold_targets_, [&](const decode::SentenceAttention& sentence) {
     predicted[size_t(sentence.index)] =

@@ -71,7 +71,7 @@ TEST_CASE(
   write_lines(dir.file("bad.txt"), {"0-0", "0-x", "", "0-0"});
   check_refused(
       run_program(dir, "attn-dump-attention", model + files + " --choose-alignment " + quoted(dir.file("bad.txt"))),
-      "bad.txt:2");
+      "bad.txt' line 2: bad alignment link '0-x'");
   write_lines(dir.file("short.txt"), {"0-0"});
   check_refused(
       run_program(dir, "attn-dump-attention", model + files + " --choose-alignment " + quoted(dir.file("short.txt"))),

@@ -113,11 +113,22 @@ TEST_CASE("rank_extractions scores each candidate as its own links score - best 
                     Catch::Contains("5 sources, 5 targets and 1 reference lines"));
 }
 
-TEST_CASE("a run's alignment choice: saved atomically - read back - the built-in defaults without one",
+TEST_CASE("a run's alignment choice: saved atomically - read back - without one the guided or built-in extraction",
           "[decode][alignment]") {
   testing::TempDir dir;
-  const decode::AlignmentExtraction defaults = decode::run_alignment_extraction(dir.path().string());
+  const io::Config unguided;
+  const decode::AlignmentExtraction defaults = decode::run_alignment_extraction(dir.path().string(), unguided);
   CHECK(decode::describe(defaults) == decode::describe(decode::AlignmentExtraction{}));
+  io::Config guided;
+  guided.train.guided_alignment.weight = 1;
+  guided.train.guided_alignment.layer = 0;
+  guided.train.guided_alignment.head.index = 2;
+  guided.train.guided_alignment.shift = 1;
+  CHECK(decode::describe(decode::run_alignment_extraction(dir.path().string(), guided)) ==
+        "layer 0, head 2, shift 1, words mean");
+  guided.train.guided_alignment.head.index.reset();  // guiding the heads' mean
+  CHECK(decode::describe(decode::run_alignment_extraction(dir.path().string(), guided)) ==
+        "layer 0, head mean, shift 1, words mean");
 
   decode::RankedExtraction best;
   best.extraction.layer = 0;
@@ -128,7 +139,7 @@ TEST_CASE("a run's alignment choice: saved atomically - read back - the built-in
   best.score.aer = 0.4;
   best.score.sentences = 12;
   decode::save_alignment_choice(dir.path().string(), best, "gold.tsv", 60);
-  const decode::AlignmentExtraction read = decode::run_alignment_extraction(dir.path().string());
+  const decode::AlignmentExtraction read = decode::run_alignment_extraction(dir.path().string(), guided);
   CHECK(read.layer == 0);
   CHECK(read.head == std::optional<int>(3));
   CHECK(read.shifted);
@@ -148,7 +159,7 @@ TEST_CASE("a bad alignment choice is an error naming the file and the key", "[de
   const auto refused = [&](const std::string& text) {
     std::ofstream(path) << text;
     try {
-      decode::run_alignment_extraction(dir.path().string());
+      decode::run_alignment_extraction(dir.path().string(), io::Config{});
     } catch (const std::exception& error) {
       return std::string(error.what());
     }

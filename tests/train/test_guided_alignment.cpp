@@ -11,6 +11,7 @@
 #include "data/data_fixtures.h"
 #include "data/training_links.h"
 #include "io/checkpoint.h"
+#include "models/sequence_loss.h"
 #include "train/train_fixtures.h"
 #include "train/trainer.h"
 
@@ -156,6 +157,11 @@ TEST_CASE("guided alignment config errors name their keys", "[train][guided_alig
   CHECK(io::config_to_json(io::config_from_json(head))["train"]["guided_alignment"]["head"] == "mean");
   head["train"]["guided_alignment"]["head"] = 1;
   CHECK(io::config_from_json(head).train.guided_alignment.head.index == 1);
+  json shift = base;
+  shift["train"]["guided_alignment"] = {{"weight", 0.1}, {"shift", 2}};
+  CHECK(json_error(shift) ==
+        "train.guided_alignment.shift must be 0 (the row that predicts a target token) or 1 (the row whose input it "
+        "is); got 2");
   json pieces = base;
   pieces["train"]["guided_alignment"]["weight"] = 0.1;
   pieces["data"]["train_alignments_level"] = "pieces";
@@ -203,11 +209,14 @@ double last_dev_aer(const TinyRun& run) {
 
 TEST_CASE("validation reports the AER of data.valid_alignment_gold - and guidance lowers it on the pairs it guides",
           "[train][guided_alignment]") {
+  const int shift = GENERATE(0, 1);  // validation reads the row the guidance pulled
+  INFO("train.guided_alignment.shift " << shift);
   const json train = {{"max_steps", 120}, {"save_every", 120}, {"valid_every", 120}, {"learning_rate", 0.01}};
   TinyRun plain(train), guided(train);
   plain.config.data.valid_alignment_gold = write_diagonal_gold(plain);
   guided.config.data.valid_alignment_gold = write_diagonal_gold(guided);
   guide(guided, 1.0);  // toward the same diagonal links
+  guided.config.train.guided_alignment.shift = shift;
   train::train(plain.config, {});
   train::train(guided.config, {});
   const double plain_aer = last_dev_aer(plain), guided_aer = last_dev_aer(guided);
@@ -219,6 +228,36 @@ TEST_CASE("validation reports the AER of data.valid_alignment_gold - and guidanc
   TinyRun none;
   train::train(none.config, {});
   CHECK(std::isnan(last_dev_aer(none)));  // no gold, no AER in the record
+}
+
+TEST_CASE("guided alignment targets: target piece t pulls row t + shift", "[train][guided_alignment]") {
+  data::Batch batch;
+  batch.size = 2;
+  batch.src_len = 4;
+  batch.tgt_len = 5;
+  batch.src_lengths = {4, 3};
+  batch.tgt_lengths = {4, 5};
+  batch.links = {{{0, 0}, {2, 0}, {1, 2}}, {{2, 3}}};  // (source, target), ordered by target
+  const int shift = GENERATE(0, 1);
+  INFO("shift " << shift);
+  const Tensor targets = models::guided_alignment_targets(batch, shift);  // (B, T, S)
+  REQUIRE(targets.shape() == std::vector<int64_t>{2, 5, 4});
+  const auto at = [&](int64_t b, int64_t t, int64_t s) { return targets.data()[(b * 5 + t) * 4 + s]; };
+  float total = 0;
+  for (int64_t i = 0; i < targets.numel(); ++i) total += targets.data()[i];
+  CHECK(total == 3.f);                 // one per linked target piece
+  CHECK(at(0, 0 + shift, 0) == 0.5f);  // two sources share the row
+  CHECK(at(0, 0 + shift, 2) == 0.5f);
+  CHECK(at(0, 2 + shift, 1) == 1.f);
+  CHECK(at(1, 3 + shift, 2) == 1.f);
+
+  // A link to a row's last position (its eos, which real links never name) has no row after it.
+  batch.links = {{{0, 3}}, {}};
+  if (shift == 1)
+    CHECK_THROWS_WITH(models::guided_alignment_targets(batch, shift),
+                      "guided alignment: target position 3 (shift 1) of row 0 beyond its 4 tokens");
+  else
+    CHECK_NOTHROW(models::guided_alignment_targets(batch, shift));
 }
 
 TEST_CASE("a malformed data.valid_alignment_gold line is an error naming the key and the line",
