@@ -42,8 +42,8 @@ Tensor guided_alignment_targets(const data::Batch& batch, int shift) {
     for (size_t first = 0; first < links.size();) {  // ordered by target: one run per row
       size_t end = first;
       while (end < links.size() && links[end].second == links[first].second) ++end;
-      const int32_t t = links[first].second + shift;
-      ATTN_CHECK(t < batch.tgt_lengths[size_t(b)], "guided alignment: target position ", t - shift, " (shift ", shift,
+      const int32_t position = links[first].second, t = position + shift;  // t: the decoder row pulled
+      ATTN_CHECK(t < batch.tgt_lengths[size_t(b)], "guided alignment: target position ", position, " (shift ", shift,
                  ") of row ", b, " beyond its ", batch.tgt_lengths[size_t(b)], " tokens");
       float* row = a + (b * batch.tgt_len + t) * batch.src_len;
       const float share = 1.f / float(end - first);

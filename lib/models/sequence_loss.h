@@ -42,7 +42,7 @@ GuidedLossOptions guided_loss_options(const io::Config& config);
 // The targets (B, T, S) of ops::guided_alignment_loss: row t + shift of sentence b spreads 1
 // evenly over the source positions linked to target position t (Batch::links), zeros in the
 // rows of no linked position. Links never name the target eos, so row t + 1 exists.
-Tensor guided_alignment_targets(const data::Batch& batch, int shift = 0);
+Tensor guided_alignment_targets(const data::Batch& batch, int shift);
 
 // ops::guided_alignment_loss of `weights` (B, H, T, S) against the batch's targets.
 ops::GuidedAlignmentResult guided_loss(Tape& tape, const Tensor& weights, const data::Batch& batch,
