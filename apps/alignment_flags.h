@@ -1,6 +1,7 @@
 #pragma once
 // --alignments and the extraction flags of attn-dump-attention and attn-translate: word (or
 // piece) links read from the cross attention (decode/alignment.h).
+#include <filesystem>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -26,7 +27,8 @@ struct AlignmentFlags {
   // run's own extraction (decode/alignment_choice.h), field by field.
   CLI::Option *layer_option = nullptr, *head_option = nullptr, *shift_option = nullptr, *threshold_option = nullptr,
               *words_option = nullptr;
-  std::string reverse_model;  // --reverse-model: a target -> source run, "" = none
+  std::string reverse_model;       // --reverse-model: a target -> source run, "" = none
+  std::string reverse_checkpoint;  // --reverse-checkpoint: its parameters, "" = the run's default
   align::Symmetrization symmetrization = align::Symmetrization::grow_diag_final_and;
 
   bool enabled() const { return option && option->count() > 0; }
@@ -71,6 +73,10 @@ inline CLI::Option* add_alignment_options(CLI::App& app, AlignmentFlags& flags) 
                                  "a run of the reverse direction (target -> source language): its attention's word "
                                  "links are symmetrised with this model's")
                       ->needs(flags.option);
+  app.add_option("--reverse-checkpoint", flags.reverse_checkpoint,
+                 "the reverse run's checkpoint file, e.g. its attn-average (default: its checkpoint.best, else "
+                 "checkpoint.last)")
+      ->needs(reverse);
   add_choice_option(app, "--symmetrize", flags.symmetrization,
                     "with --reverse-model: intersection, union or grow-diag-final-and (default: " +
                         std::string(choice_name(flags.symmetrization)) + ")")
@@ -118,7 +124,7 @@ inline decode::AlignmentExtraction alignment_extraction(const AlignmentFlags& fl
 class ReverseAligner {
  public:
   ReverseAligner(const AlignmentFlags& flags, std::optional<Precision> precision, int batch_size)
-      : run_(load_reverse_run(flags.reverse_model, precision)),
+      : run_(load_reverse_run(flags.reverse_model, flags.reverse_checkpoint, precision)),
         options_(decode::translate_options(run_.config)),
         extraction_(alignment_extraction(flags, flags.reverse_model, run_.config)),
         how_(flags.symmetrization) {
@@ -139,9 +145,12 @@ class ReverseAligner {
 
  private:
   // The run, or an error that names the flag (the run's own message names only the path).
-  static run::LoadedRun load_reverse_run(const std::string& dir, std::optional<Precision> precision) {
+  static run::LoadedRun load_reverse_run(const std::string& dir, const std::string& checkpoint,
+                                         std::optional<Precision> precision) {
+    ATTN_CHECK(checkpoint.empty() || std::filesystem::is_regular_file(checkpoint), "--reverse-checkpoint ", checkpoint,
+               " does not exist");
     try {
-      return run::load_run(dir, "", precision);
+      return run::load_run(dir, checkpoint, precision);
     } catch (const std::exception& error) {
       throw std::runtime_error(std::string("--reverse-model: ") + error.what());
     }

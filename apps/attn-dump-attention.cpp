@@ -43,6 +43,7 @@ the SentencePiece pieces, </s> excluded on both sides; a target token whose argm
 and --alignment-words choose how links are read from the cross attention. --reverse-model RUN
 (a run trained the other way, target -> source) reads the same pairs the other way round and
 symmetrises both directions' word links (--symmetrize); each run reads its own extraction.
+--reverse-checkpoint F loads the reverse run from F (e.g. its attn-average) instead of its default.
 A run's extraction defaults to its alignment.json, which --choose-alignment writes, else,
 for a run trained with train.guided_alignment, to the guided layer, head and shift.
 --choose-alignment LINKS (forced mode): scores every extraction (each layer's mean and heads, shift

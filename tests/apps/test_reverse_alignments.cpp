@@ -48,7 +48,10 @@ TEST_CASE("a reverse model symmetrises the forward links with its own transposed
                               " --set data.train_tgt=" + quoted(dir.file("train.src")) +
                               " --set data.valid_src=" + quoted(dir.file("valid.tgt")) +
                               " --set data.valid_tgt=" + quoted(dir.file("valid.src"));
-  for (const std::string& extra : {std::string(), " --set output_dir=" + quoted(dir.file("run-rev")) + swapped}) {
+  // The reverse run keeps its step-5 checkpoint too, for --reverse-checkpoint.
+  const std::string reverse_keeps = " --set train.save_every=5 --set train.keep_checkpoints=4";
+  for (const std::string& extra :
+       {std::string(), " --set output_dir=" + quoted(dir.file("run-rev")) + swapped + reverse_keeps}) {
     Result trained = run_program(dir, "attn-train", "--config " + quoted(config) + " --set train.max_steps=20" + extra);
     INFO("attn-train" << extra << "\nstderr:\n" << trained.err);
     REQUIRE(trained.exit_code == 0);
@@ -90,6 +93,31 @@ TEST_CASE("a reverse model symmetrises the forward links with its own transposed
     reverse_only += expected_union.size() - own[i].size();
   }
   CHECK(reverse_only > 0);  // the reverse run added links of its own: the two really were combined
+
+  // --reverse-checkpoint: the reverse run's links come from the file named, not its default.
+  const std::string early = quoted(dir.file("run-rev/checkpoint.step-5.safetensors"));
+  const std::vector<LinkSet> reverse_early =
+      dump_links(dir,
+                 "--model " + reverse_run + " --checkpoint " + early + " --src " + quoted(dir.file("t.txt")) +
+                     " --tgt " + quoted(dir.file("s.txt")) + " --alignments",
+                 true);
+  REQUIRE(reverse_early != reverse);  // step 5 aligns otherwise than the default: the flag is observable
+  const std::vector<LinkSet> both_early =
+      dump_links(dir, forward + files + " --alignments --reverse-model " + reverse_run + " --reverse-checkpoint " +
+                          early + " --symmetrize union");
+  REQUIRE(both_early.size() == 4);
+  for (size_t i = 0; i < own.size(); ++i) {
+    LinkSet expected_union = own[i];
+    expected_union.insert(reverse_early[i].begin(), reverse_early[i].end());
+    CHECK(both_early[i] == expected_union);
+  }
+  check_refused(run_program(dir, "attn-dump-attention",
+                            forward + files + " --alignments --reverse-model " + reverse_run +
+                                " --reverse-checkpoint " + quoted(dir.file("run-rev/no-such.safetensors"))),
+                "--reverse-checkpoint ");
+  check_refused(
+      run_program(dir, "attn-dump-attention", forward + files + " --alignments --reverse-checkpoint " + early),
+      "--reverse-checkpoint requires --reverse-model");
 
   // attn-translate: its own translation's links, symmetrised with the reverse run reading the
   // translation's text as its source. The same text dumped by the reverse run gives R exactly.
