@@ -252,13 +252,15 @@ TEST_CASE("the shipped configs load", "[io][config]") {
   CHECK(transformer.data.train_src == "data/tatoeba_en_it/train.en");
   CHECK(transformer.data.test_tgt == "data/tatoeba_en_it/test.it");
   // The example spells out the defaults, its data paths, training budget and the recipe's
-  // positions aside (ALiBi with joined pairs: docs/experiments.md; the code's default stays
-  // sinusoidal, as in the original Transformer).
+  // positions and dropout aside (ALiBi with joined pairs, dropout 0.05: docs/experiments.md; the
+  // code's defaults stay those of the original Transformer, sinusoidal and 0.1).
   Config defaults;
   defaults.data = transformer.data;
   defaults.train = transformer.train;
   CHECK(transformer.model.transformer.positions == Positions::alibi);
+  CHECK(transformer.model.transformer.dropout == 0.05);
   defaults.model.transformer.positions = transformer.model.transformer.positions;
+  defaults.model.transformer.dropout = transformer.model.transformer.dropout;
   CHECK(config_to_json(transformer) == config_to_json(defaults));
 
   Config rnn = load_config(std::string(ATTN_SOURCE_DIR) + "/configs/en-it-rnn.json");
