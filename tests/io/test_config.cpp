@@ -267,6 +267,8 @@ TEST_CASE("the shipped configs load", "[io][config]") {
   CHECK(rnn.model.type == ModelType::rnn);
   CHECK(rnn.output_dir == "runs/en-it-rnn");
   CHECK(rnn.data.valid_src == "data/tatoeba_en_it/dev.en");
+  // The RNN's measured rate (docs/experiments.md), twice the code's default.
+  CHECK(rnn.train.learning_rate == 0.002);
 }
 
 namespace {
