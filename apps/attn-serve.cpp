@@ -52,8 +52,8 @@ void read_cross_attention(const attn::run::LoadedEnsemble& models, const std::st
 // model runs OpenMP regions, and a thread that opens one keeps a team of idle workers until it
 // ends. Had the main thread loaded, the server would hold two teams (its own and the decoding
 // thread's) on cores they outnumber; libgomp then cuts its workers' spin between regions to
-// almost nothing, and every parallel region of decoding waits for a futex wake-up: about 12%
-// fewer sentences/s under load (docs/performance.md, "Serving").
+// almost nothing, and every parallel region of decoding waits for a futex wake-up, which costs
+// throughput under load (docs/performance.md, "Serving").
 void run_on_passing_thread(const std::function<void()>& work) {
   // The future, a temporary, joins its thread at the end of the statement: the thread is gone.
   std::async(std::launch::async, work).get();

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Peak memory of attn-translate on short, medium and long sentences (issue 30): its peak RSS
-# (/usr/bin/time -v) translating the Tatoeba test set, the IWSLT17 test set, and a long set of
-# IWSLT17 test lines joined four at a time, printed as a Markdown table.
+# Peak memory of attn-translate on short, medium and long sentences (docs/performance.md,
+# "Decoding memory"): its peak RSS (/usr/bin/time -v) translating the Tatoeba test set, the
+# IWSLT17 test set, and a long set of IWSLT17 test lines joined four at a time, printed as a
+# Markdown table.
 #
 #   tools/bench-decode-memory.sh RUN [--bin DIR] [--baseline DIR] [--batch-tokens N]
 #                                [--beam 5] [--batch-size 32] [--threads 2] [--data DIR] [--outputs DIR]

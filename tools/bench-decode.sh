@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Decoding speed of a trained run at each precision, greedy and beam 5: the median of REPEATS
-# runs of `attn-bench decode` on the Tatoeba test set (issue 15's figures), one JSON line per
+# runs of `attn-bench decode` on the Tatoeba test set (docs/performance.md), one JSON line per
 # run on stderr-free stdout and a summary table at the end.
 #
 #   tools/bench-decode.sh [--bin DIR] [--baseline DIR] [--model RUN] [--checkpoint F]
@@ -8,8 +8,8 @@
 #
 # --baseline DIR (the apps of an older build) runs its attn-bench alternately with --bin's, run
 # for run, and reports both medians and their ratio: on a shared machine whose speed drifts
-# by 20% from minute to minute, only interleaved runs compare two builds fairly.
-# Run it on a quiet machine: decoding speed on a shared 2-core machine varies by 2x or more.
+# from minute to minute, only interleaved runs compare two builds fairly.
+# Run it on a quiet machine: decoding speed on a shared machine varies widely.
 set -euo pipefail
 
 bin=build-native/apps

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Training speed of attn against PyTorch, side by side on this machine: for each benchmark the
 # median of REPEATS runs of `attn-bench train` and of tools/bench-pytorch.py (the same model,
-# batch shape and update rule), one JSON line per run, then a summary table (issue 15's figures).
+# batch shape and update rule), one JSON line per run, then a summary table (docs/performance.md).
 #
 #   tools/bench-train.sh [--bin DIR] [--baseline DIR [--baseline-flags FLAGS]] [--repeats 3]
 #                        [--steps 10] [--only NAME] [--shape BxSxT] [--no-pytorch]
 #
 # NAME is one of the benchmark names below (e.g. transformer-small-bf16); --shape replaces its
-# batch shape (sentences x source x target length: the batch-shape sweep of issue 15).
+# batch shape (sentences x source x target length: the batch-shape sweep of docs/performance.md).
 # --baseline DIR (the apps of an older build) runs its attn-bench alternately with --bin's and
-# adds its median and the ratio: on a shared machine whose speed drifts by 20% from minute to
+# adds its median and the ratio: on a shared machine whose speed drifts from minute to
 # minute, only interleaved runs compare two builds fairly. --baseline-flags adds attn-bench flags to
 # the baseline's runs: `--baseline build/apps --baseline-flags --unfused-loss` compares the fused
 # loss with the loss over the full logits in one build. Run it on a quiet

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate a large synthetic parallel corpus from the Tatoeba pairs (issue 14's proof at scale).
+"""Generate a large synthetic parallel corpus from the Tatoeba pairs (the large-corpus check).
 
 Standard library only.  The output is for a temporary directory: never commit it.
 

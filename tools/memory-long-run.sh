@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Issue 30's long-run memory proof: a small Transformer trained for 20,000 steps on a streamed
+# The long-run memory proof (docs/performance.md, "Memory"): a small Transformer trained for 20,000 steps on a streamed
 # synthetic corpus (tools/make-large-corpus.py: Tatoeba pairs joined to real-corpus lengths,
 # so batch shapes vary as they do on news or Europarl), then tools/memory-trend.py judges its
 # rss_mb. A run whose resident memory creeps fails, however slowly: that is the point.
 #
 # Usage: tools/memory-long-run.sh [--bin DIR] [--steps N] [--pairs N] [--out DIR] [--set k=v ...]
 #   --bin DIR    attn's programs (default build/apps)
-#   --steps N    default 20000 (about 5 minutes on one core of a 2-core EPYC)
+#   --steps N    default 20000 (minutes on one core)
 #   --pairs N    corpus size (default 1,000,000 pairs, about 240 MB, made once under OUT/corpus)
 #   --out DIR    default runs/memory-long-run
 #   --set k=v    more config overrides (the base is configs/en-it.json with the model below)
@@ -56,6 +56,6 @@ print(f"primitive cache: {train[-1]['primitive_cache_entries']} entries, "
       f"hit rate {100 * train[-1]['primitive_cache_hit_rate']:.2f}% in the last window")
 PY
 # Warm-up is the first tenth of the run, not memory-trend's default 200 steps: the heap takes
-# about 2,000 steps to hold the primitive cache's working set of 1,024 entries of mixed sizes
-# (64 -> 74 MB), and then must stay flat for 18,000.
+# about 2,000 steps to hold the primitive cache's working set of 1,024 entries of mixed sizes,
+# and then must stay flat for 18,000.
 python3 tools/memory-trend.py "$run" --after-step $((steps / 10))

@@ -33,9 +33,8 @@ void* BufferPool::allocate(size_t size) {
     return block;
   }
   // MAP_POPULATE: the kernel zero-fills the whole block in this one call. A block is mapped to be
-  // written, and a fault per 4 KiB page on first touch cost beam search a fifth of its time on
-  // a virtual machine, where each fault exits to the hypervisor (docs/performance.md, "EPYC Zen
-  // 5: beams that share their memory").
+  // written, and a fault per 4 KiB page on first touch is dear on a virtual machine, where each
+  // fault exits to the hypervisor (docs/performance.md, "Beams that share their memory").
   void* block = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (block == MAP_FAILED) throw std::bad_alloc();
   return block;

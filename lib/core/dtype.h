@@ -33,8 +33,8 @@ inline uint16_t f32_to_bf16(float value) {
 }
 
 // out[i] = f32_to_bf16(in[i]) for count elements, on the OpenMP team for large counts. For plain
-// arrays this beats a oneDNN reorder, whose two-thread split of a (rows, cols) matrix was up to
-// 3x slower than one thread on the AMD EPYC measured (docs/performance.md).
+// arrays this beats a oneDNN reorder, whose two-thread split of a (rows, cols) matrix could be
+// slower than one thread (docs/performance.md, "Where a training step goes").
 void convert_to_bf16(const float* in, uint16_t* out, int64_t count);
 
 }  // namespace attn

@@ -10,9 +10,9 @@ double peak_resident_mb();
 
 // Hands the allocator's free heap pages back to the kernel (glibc's malloc_trim; a no-op
 // elsewhere). glibc returns only the top of its main heap by itself, so the holes that
-// batches of varying shapes leave inside it stayed resident for the life of a run: measured
-// on the main job's model, rss_mb crept 5% over 1,000 steps, and a trim took 58 MB off it.
-// Costs a walk over the free lists (about a millisecond): call it every log step, not per op.
+// batches of varying shapes leave inside it stayed resident for the life of a run, and rss_mb
+// crept (docs/performance.md, "Memory"). Costs a walk over the free lists: call it every log
+// step, not per op.
 void release_free_memory();
 
 }  // namespace attn

@@ -7,7 +7,7 @@
 // below the stack pointer of the thread it interrupts, and oneDNN 2.6's AVX gemm kernel
 // (jit_avx_gemm_f32, which f32 matmuls run on AVX2 machines) moves its stack pointer into a heap
 // buffer: a signal caught there writes over the heap, and glibc aborts later ("corrupted size
-// vs. prev_size while consolidating"; oneDNN issue 4845, fixed upstream in 2026). So while a
+// vs. prev_size while consolidating"; oneDNN's bug report 4845, fixed upstream in 2026). So while a
 // StopSignalRouting lives, the stop signals are blocked in every thread that computes and are
 // caught on a thread of their own that does nothing else.
 #include <csignal>

@@ -17,8 +17,8 @@ class Context {
   // Scratch space for one execution of a primitive made in user scratchpad mode (the matmuls):
   // memory of `desc`'s size over a buffer of the calling thread's, grown as needed and reused by
   // every such execution on that thread. oneDNN's default mode gives each primitive a scratchpad
-  // of its own for as long as the primitive lives, so every cached matmul held one: about 125 KB,
-  // two thirds of a cache entry's memory (docs/performance.md, "Memory").
+  // of its own for as long as the primitive lives, so every cached matmul held one: most of a
+  // cache entry's memory (docs/performance.md, "Memory").
   dnnl::memory scratchpad(const dnnl::memory::desc& desc);
   // The size of the calling thread's scratchpad buffer: the largest request so far.
   size_t scratchpad_bytes() const;

@@ -19,10 +19,10 @@ class PrimitiveCache {
   // Bounded: the least recently used entry goes once `capacity()` are held. Unbounded, the cache
   // grew for the whole of a training run, because every batch shape (sentences x source x
   // target lengths) and every decoding step length of validation keys primitives of its own;
-  // each holds a descriptor and jitted code (a matmul about 60 KB on AVX-512; its scratch space
-  // is the context's, dnn::Context::scratchpad). 1,024 holds a run's working set (hit rate
-  // 99.3% over a 20,000-step streamed run of a small model, RSS flat); at 4,096 that run held
-  // 3,482 entries and its RSS grew 44% (docs/performance.md, Memory).
+  // each holds a descriptor and jitted code (its scratch space is the context's,
+  // dnn::Context::scratchpad). 1,024 holds a run's working set with nearly every fetch a hit and
+  // RSS flat; a larger bound let a long run's RSS grow with the entries (docs/performance.md,
+  // "Memory", the long-run proof).
   static constexpr size_t kDefaultCapacity = 1024;
   // A reference from get() must stay valid while an op fetches its few other primitives.
   static constexpr size_t kMinimumCapacity = 64;

@@ -1,8 +1,8 @@
 #pragma once
 // Checksums of stored files:
 //   CRC32C (Castagnoli, as in iSCSI, ext4 and RocksDB) over a checkpoint's tensor data, to
-//     catch a damaged file; SSE4.2's crc32 instruction when the CPU has it (about 8 bytes per
-//     cycle: a 100 MB checkpoint in ~15 ms), a table-driven version otherwise.
+//     catch a damaged file; SSE4.2's crc32 instruction when the CPU has it (several bytes per
+//     cycle, cheap beside reading the file), a table-driven version otherwise.
 //   SHA-256, to identify a file (a run's vocabulary) by its content.
 #include <cstddef>
 #include <cstdint>

@@ -15,8 +15,8 @@
 // The copies go back and forth between two storages per tensor (StoragePair), so a copy
 // allocates nothing. A new tensor per step was a new pool block every few steps (each longer
 // cache its own size class), mapped and faulted in afresh, and its arrival evicted the blocks
-// the rest of the step reuses: most of beam search's system time (docs/performance.md, "where a
-// beam step goes").
+// the rest of the step reuses, so beam search spent its time in page faults (docs/performance.md,
+// "Decoding speed", "where a beam step goes").
 //
 // Shapes: storages (B, H, capacity, Dh), the first steps() time positions the cache; a step
 // (R, H, 1, Dh), R the cache's rows (B, or the row map's length).

@@ -63,8 +63,8 @@ void gemm(const MatrixView& a, const MatrixView& b, const MatrixView& c, const G
 // A weight W (N, K), f32, bf16 or s8, packed as the b = W^T (K, N) of c = a W^T in the blocked
 // layout oneDNN's matmul picks on this CPU (the same for every row count of a, checked on
 // AVX-512: 16 x 64 blocks). With the plain transposed W, every product first copies W into that
-// layout, which costs 15-30% of a product of 160 rows and two thirds of one of 5 rows; decoding's
-// weights never change, so it packs them once (ops::pack_matmul_weights).
+// layout, a large share of a product at decoding's row counts (docs/performance.md, "Packed
+// weights"); decoding's weights never change, so it packs them once (ops::pack_matmul_weights).
 std::shared_ptr<const PackedMatrix> pack_weight(const Tensor& weight);
 // c (M, N) = a (M, K) W^T (+ options.bias) with a packed W; a is converted to bf16 first when W
 // is bf16, and must be s8 when W is (c is then the exact s32 sum, as f32). Returns false, and

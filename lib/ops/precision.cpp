@@ -13,8 +13,8 @@ namespace attn::ops {
 
 namespace {
 
-// 1024^3 is 2 GFLOP a product: about 10 ms on two cores, large enough to reach the kernel's
-// steady rate; seven of each keep the probe near a tenth of a second.
+// 1024^3 is 2 GFLOP a product, large enough to reach the kernel's steady rate and small enough
+// that seven of each keep the probe short beside a model's load.
 constexpr int kProbeSize = 1024;
 constexpr int kProbeRounds = 7;
 
@@ -49,8 +49,8 @@ PrecisionChoice measured_choice() {
   }
   // The two precisions alternate, and each keeps its best product: another process that runs
   // for a while slows some products of both, where a block of f32 then a block of bf16 once
-  // chose f32 at 0.60x on a CPU whose bf16 peak is 1.8x f32's (another job ran during the bf16
-  // half). Load only ever lowers a rate, so the best of each is the CPU's.
+  // chose f32 on a CPU whose bf16 is much faster (another job ran during the bf16 half). Load
+  // only ever lowers a rate, so the best of each is the CPU's.
   MatmulProbe f32_probe(Precision::f32, kProbeSize), bf16_probe(Precision::bf16, kProbeSize);
   for (int round = 0; round < kProbeRounds; ++round) {
     choice.f32_gflops = std::max(choice.f32_gflops, f32_probe.rate());

@@ -1,9 +1,9 @@
 #pragma once
 // The precision a program computes in, from the one its user asked for. f32, bf16 and int8 are
 // taken as asked; auto is the faster of f32 and bf16 on this CPU, decided by measuring both
-// matmul peaks here and now, because the ISA's name does not tell: oneDNN's bf16 matmul ran at
-// 1.8x f32 on an AMD EPYC with avx512_bf16 and at 0.6x on an Intel Xeon with avx512_bf16 but no
-// AMX, and training followed (1.6x and 0.65x).
+// matmul peaks here and now, because the ISA's name does not tell: CPUs with the same
+// avx512_bf16 flag run oneDNN's bf16 matmul well above or well below f32, and training follows
+// (docs/performance.md, "bf16 and the CPU").
 #include <string>
 
 #include "core/choice.h"
@@ -19,7 +19,7 @@ struct PrecisionChoice {
 
 // bf16 is chosen when its peak is at least this many times f32's: the rest of a training step
 // (conversions, softmax, layer norm, Adam) costs the same in both, so a smaller lead in the
-// products is lost on the way (a 1.8x lead gave 1.6x steps).
+// products is lost on the way (docs/performance.md, "bf16 and the CPU").
 constexpr double kBf16PeakLead = 1.25;
 
 // Resolves `requested`, which the flag or config key `key` asked for (named in errors); auto

@@ -9,8 +9,8 @@
 //
 // The scales stay out of the matmul on purpose: oneDNN 2.6 runs an int8 matmul with run-time
 // output scales only as "gemm:jit", which repacks the weight on every call, while a product
-// without them, on a weight packed once (ops::pack_weight), runs on the VNNI brgemm kernel:
-// 1.3x to 2.4x faster at the 5 to 160 rows of beam decoding (AVX-512 VNNI, 2 threads). Without
+// without them, on a weight packed once (ops::pack_weight), runs on the VNNI brgemm kernel,
+// faster at the 5 to 160 rows of beam decoding (docs/performance.md, "The int8 kernel"). Without
 // VNNI oneDNN still multiplies s8 with s8 (the 7-bit weights of core/quantized_matrix.h).
 // Shapes: x (..., K), weight (N, K), bias (N) or undefined.
 #include "core/matmul_weight.h"

@@ -61,9 +61,9 @@ void TrainStep::refresh_matmul_weights() {
   if (precision() == Precision::f32) return;
   model_.parameters().prepare_matmul_weights(precision());
   // The forward products x W^T then read W in oneDNN's blocked layout instead of copying the
-  // transposed W into it in every product: 6% less matmul time in a bf16 step of the en-it
-  // Transformer for 3% of packing (AMD EPYC, avx512_bf16). In f32 the packing costs more than it
-  // saves (each step would repack 4-byte weights), so f32 training multiplies the parameters.
+  // transposed W into it in every product, which saves more matmul time in a bf16 step than the
+  // packing costs. In f32 the packing costs more than it saves (each step would repack 4-byte
+  // weights), so f32 training multiplies the parameters (docs/performance.md, "Packed weights").
   ops::pack_matmul_weights(model_.parameters());
 }
 

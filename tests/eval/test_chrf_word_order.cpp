@@ -26,7 +26,7 @@ TEST_CASE("chrF++ hand example: words lose their final punctuation", "[eval][chr
 }
 
 TEST_CASE("chrF++ splits one punctuation mark - the last or else the first - as sacreBLEU does", "[eval][chrf]") {
-  // hyp "x (hi)" -> [x, (hi, )];  ref "x (hi )" -> [x, (, hi, )]  (sacreBLEU issue #124)
+  // hyp "x (hi)" -> [x, (hi, )];  ref "x (hi )" -> [x, (, hi, )]  (sacreBLEU's bug report 124)
   // characters "x(hi)" on both sides: orders 1..5 match fully (P = R = 1), order 6 is empty
   //   w=1: match {x, )} = 2 -> 2/3, 2/4;  w=2: no match -> 0/2, 0/3
   //   P = (5 + 2/3) / 7 = 17/21,  R = (5 + 1/2) / 7 = 11/14,  chrF++ = 100 * 935 / 1183

@@ -77,9 +77,9 @@ FittedModel fitted_model(const TinyModelKind& kind) {
 
 // The sinusoidal Transformer and the RNNs, on which the bound below was established. Measured
 // at d_model 8 after 60 fitting steps, the other position schemes move further under int8:
-// learned 6.0%, rotary 10.8% and ALiBi 10.9% of the logits' range (AMD EPYC, AVX2). Their
-// linear layers are the same quantised kernels; why their tiny fitted models amplify the
-// rounding more is open (issue 30's int8 work), so they are not held to this bound yet.
+// learned 6.0%, rotary 10.8% and ALiBi 10.9% of the logits' range. Their linear layers are the
+// same quantised kernels; why their tiny fitted models amplify the rounding more is open, so
+// they are not held to this bound yet.
 std::vector<TinyModelKind> int8_kinds() {
   std::vector<TinyModelKind> kinds;
   for (const TinyModelKind& kind : testing::tiny_model_kinds())
