@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# attn-serve under load (docs/performance.md, "Serving"): sentences/s with CLIENTS concurrent connections,
-# each sending one test sentence per request (wrk, Debian's, with tools/bench-serve.lua),
+# attn-serve under load (docs/performance.md, "Serving"): sentences/s with CLIENTS concurrent
+# connections, each sending one test sentence per request (wrk, Debian's, with tools/bench-serve.lua),
 # against `attn-translate --batch-size 32` on the same lines at the same precision and beam;
 # p50/p99 latency of one sentence on an idle server (one connection) and under that load; the
 # server's peak RSS. attn-translate runs before and after the server; the ratio takes the mean.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The long-run memory proof (docs/performance.md, "Memory"): a small Transformer trained for 20,000 steps on a streamed
-# synthetic corpus (tools/make-large-corpus.py: Tatoeba pairs joined to real-corpus lengths,
+# The long-run memory proof (docs/performance.md, "Memory"): a small Transformer trained for
+# 20,000 steps on a streamed synthetic corpus (tools/make-large-corpus.py: Tatoeba pairs joined to real-corpus lengths,
 # so batch shapes vary as they do on news or Europarl), then tools/memory-trend.py judges its
 # rss_mb. A run whose resident memory creeps fails, however slowly: that is the point.
 #
