@@ -175,7 +175,7 @@ TEST_CASE("under mpirun rank 0 holds the run's lock: another attn-train is refus
   CHECK(second.exit_code == 1);
   CHECK_THAT(second.err, Catch::Contains(run_dir + " is in use by attn-train process " + std::to_string(rank0) + ","));
 
-  kill(rank0, SIGTERM);  // as README "Train on several processes (MPI)" says: every rank
+  kill(rank0, SIGTERM);  // as docs/guide.md "Training on several processes (MPI)" says: every rank
   kill(rank1, SIGTERM);
   std::optional<int> code = wait_at_most(launcher, 60);
   if (!code) kill(launcher, SIGKILL);
