@@ -1,8 +1,8 @@
 // attn-train: trains a translation model from a JSON config.
 //   attn-train --config configs/en-it.json [--set train.max_steps=2000 ...] [--resume | --restart] [--dump-config]
 //   attn-train --config configs/en-it.json --print output_dir     one resolved value, for scripts
-//   mpirun -np N attn-train --config ...     data-parallel over N ranks (README "Train on several
-//   processes (MPI)")
+//   mpirun -np N attn-train --config ...     data-parallel over N ranks (docs/guide.md,
+//   "Training on several processes (MPI)")
 #include <iostream>
 
 #include "app_main.h"

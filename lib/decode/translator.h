@@ -2,7 +2,7 @@
 // Translator: raw text lines in, detokenized translations out, exactly one per input line and
 // in input order (batches are length-sorted internally, then restored).
 //
-// Input rules (attn-translate follows them; README "Using it"):
+// Input rules (attn-translate follows them; docs/guide.md, "Translating: decoding options"):
 //  - a line that encodes to no token (empty, or only whitespace) gives an empty output without
 //    running the model;
 //  - bytes that are not valid UTF-8 become U+FFFD in SentencePiece's normaliser, which is not a
