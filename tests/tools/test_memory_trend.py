@@ -29,7 +29,7 @@ def main():
     result = run(script, flat)
     assert result.returncode == 0 and "flat" in result.stdout, result.stdout + result.stderr
 
-    growing = [(s, 1061 + 0.15 * s) for s in steps]  # the run: 1,061 MB -> 1,495 MB
+    growing = [(s, 1061 + 0.15 * s) for s in steps]  # a run that crept: 1,061 MB -> 1,495 MB
     result = run(script, growing)
     assert result.returncode == 1 and "grew" in result.stdout, result.stdout
 
