@@ -86,6 +86,7 @@ Translator::Translator(const models::Seq2SeqModel& model, const data::Vocab& sou
   if (options_.prefix.empty()) return;
   ATTN_CHECK(options_.search.prefix.empty(), "translator: a prefix given both as text and as ids");
   options_.search.prefix = encode_prefix(options_.prefix);
+  options_.prefix.clear();  // held as ids from now on: options() can build another Translator
 }
 
 std::vector<int32_t> Translator::encode_prefix(const std::string& text) const { return target_vocab_.encode(text); }

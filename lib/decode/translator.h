@@ -37,7 +37,8 @@ struct TranslateOptions {
   int window_batches = 16;
   // Target prefix of every output, as text (decode.prefix, --prefix; empty = none): the
   // Translator encodes it with the target vocabulary into search.prefix, which must then be
-  // empty. A line's own prefix (Translator::translate's `prefixes`) replaces it.
+  // empty (its options() hold the ids only). A line's own prefix (Translator::translate's
+  // `prefixes`) replaces it.
   std::string prefix;
 };
 

@@ -340,6 +340,7 @@ TEST_CASE("a target prefix as text: the run's for every line - or each line's ow
     REQUIRE_FALSE(pieces.empty());
     const decode::Translator translator(*fixture.model, fixture.vocab, fixture.vocab, options);
     CHECK(translator.options().search.prefix == pieces);
+    CHECK(translator.options().prefix.empty());  // so that options() can build another Translator
     const std::vector<decode::Translation> found = translator.translate(lines);
     for (size_t i : {size_t(0), size_t(2)}) {
       const std::vector<int32_t>& tokens = found[i].nbest.front().tokens;
