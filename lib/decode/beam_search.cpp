@@ -4,8 +4,10 @@
 // ending in eos to the sentence's finished list (ranked with the length penalty) and the best K
 // others on as the next beams. A sentence is done when it has K finished hypotheses or reaches
 // its length limit (then its live beams are finished as they are). Finished sentences leave the
-// batch. The step's logits processors (decode/logits_processor.h) see each live beam's row
-// before its continuations are ranked.
+// batch. The step's logits processors (decode/logits_processor.h) see each live beam's logits
+// before their log-sum-exp, and what they forbid is set before its continuations are ranked. A
+// sentence with a prefix keeps its one beam and extends it by the prefix's tokens until the
+// prefix ends: its beams diverge after it.
 #include <algorithm>
 #include <limits>
 #include <numeric>
@@ -24,9 +26,10 @@ struct Beam {
 };
 
 struct SentenceSearch {
-  int64_t index = 0;        // row of the source batch
-  int64_t limit = 0;        // max output tokens
-  std::vector<Beam> beams;  // 1 to K live beams, in state-row order
+  int64_t index = 0;                             // row of the source batch
+  int64_t limit = 0;                             // max output tokens
+  const std::vector<int32_t>* prefix = nullptr;  // the tokens its output starts with
+  std::vector<Beam> beams;                       // 1 to K live beams, in state-row order
   std::vector<Hypothesis> finished;
 };
 
@@ -36,6 +39,19 @@ void finish(SentenceSearch& sentence, Beam beam, const SearchOptions& options) {
   hypothesis.log_prob = beam.log_prob;
   hypothesis.tokens = std::move(beam.tokens);
   sentence.finished.push_back(std::move(hypothesis));
+}
+
+// Whether the sentence's next token is its prefix's: then it has one live beam.
+bool forced(const SentenceSearch& sentence) { return sentence.beams.front().tokens.size() < sentence.prefix->size(); }
+
+// Extends a forced sentence's beam by its prefix's next token, scored as best_continuations
+// scores it. Returns the origin of the one new live beam.
+std::vector<int> force_prefix_token(SentenceSearch& sentence, const StepScores& scores) {
+  Beam& beam = sentence.beams.front();
+  const int32_t token = (*sentence.prefix)[beam.tokens.size()];
+  beam.log_prob = beam.log_prob + (scores.logits[token] - scores.log_sum[0]);
+  beam.tokens.push_back(token);
+  return {0};
 }
 
 // Advances one sentence by one token on its rows of scores (live beams, width). Returns the
@@ -95,13 +111,27 @@ struct Advanced {
   bool done = false;
 };
 
+// The processors on every live beam's logits (R, V), before their log-sum-exp.
+void process_beams(const std::vector<SentenceSearch>& active, Tensor& logits, const std::vector<int64_t>& first_row,
+                   LogitsProcessors& processors) {
+  const int64_t count = int64_t(active.size()), width = logits.dim(1);
+  processors.start_step(logits.dim(0));
+#pragma omp parallel for schedule(dynamic) if (count > 1)
+  for (int64_t i = 0; i < count; ++i)
+    for (size_t b = 0; b < active[i].beams.size(); ++b) {
+      const int64_t row = first_row[i] + int64_t(b);
+      processors.process(row, logits.data() + row * width, width, active[i].beams[b].tokens);
+    }
+}
+
 // Advances every active sentence by one token on its rows of logits (R, V), which the
 // processors may change; a sentence that is done puts its n-best into `result`. Sentences are
 // independent, so they run in parallel.
 std::vector<Advanced> advance_all(std::vector<SentenceSearch>& active, Tensor& logits,
                                   const std::vector<int64_t>& first_row, const SearchOptions& options,
-                                  const LogitsProcessors& processors, std::vector<std::vector<Hypothesis>>& result) {
+                                  LogitsProcessors& processors, std::vector<std::vector<Hypothesis>>& result) {
   const int64_t count = int64_t(active.size()), width = logits.dim(1);
+  if (!processors.empty()) process_beams(active, logits, first_row, processors);
   const ops::RowLogSumExp sums = ops::log_sum_exp_rows(logits, kScanChunk);
   std::vector<Advanced> advanced(static_cast<size_t>(count));
 #pragma omp parallel for schedule(dynamic) if (count > 1)
@@ -109,12 +139,13 @@ std::vector<Advanced> advance_all(std::vector<SentenceSearch>& active, Tensor& l
     SentenceSearch& sentence = active[i];
     const int64_t row = first_row[i];
     float* rows = logits.data() + row * width;
-    // A forbidden logit is a forbidden log-probability (-inf either way), and the chunk maxima
-    // stay upper bounds.
-    for (size_t b = 0; b < sentence.beams.size(); ++b)
-      processors.apply(rows + int64_t(b) * width, width, sentence.beams[b].tokens);
+    // Forbidden after the log-sum-exp, a logit of -inf is a log-probability of -inf, the other
+    // tokens keep theirs, and the chunk maxima stay upper bounds. A forced step forbids nothing.
+    const bool forcing = forced(sentence);
+    if (!processors.empty() && !forcing)
+      for (size_t b = 0; b < sentence.beams.size(); ++b) processors.forbid(row + int64_t(b), rows + int64_t(b) * width);
     const StepScores scores{rows, width, sums.log_sum.data() + row, sums.chunk_max.data() + row * sums.chunks};
-    advanced[i].origins = advance(sentence, scores, options);
+    advanced[i].origins = forcing ? force_prefix_token(sentence, scores) : advance(sentence, scores, options);
     advanced[i].done = sentence_done(sentence, options);
     if (advanced[i].done) result[sentence.index] = nbest(sentence, options.nbest);
   }
@@ -151,7 +182,7 @@ std::vector<Continuation> best_continuations(const StepScores& scores, const std
 }
 
 std::vector<std::vector<Hypothesis>> beam_search(const models::Seq2SeqModel& model, const data::Batch& source,
-                                                 const SearchOptions& options) {
+                                                 const SearchOptions& options, const OutputPrefixes& prefixes_asked) {
   ATTN_CHECK(options.beam >= 1 && options.nbest >= 1 && options.nbest <= options.beam, "beam search: nbest ",
              options.nbest, " must be between 1 and the beam size ", options.beam);
   Tape tape;
@@ -161,14 +192,16 @@ std::vector<std::vector<Hypothesis>> beam_search(const models::Seq2SeqModel& mod
 
   // Every sentence starts with one beam (its source row once): K copies of it would only
   // fill the first step's candidates with K equal continuations.
+  const OutputPrefixes prefixes = output_prefixes(options, prefixes_asked, source.size, model.target_vocab_size());
   std::vector<SentenceSearch> active(source.size);
   for (int64_t b = 0; b < source.size; ++b) {
     active[b].index = b;
     active[b].limit = max_output_length(source.src_lengths[b], options);
+    active[b].prefix = &prefixes[size_t(b)];
     active[b].beams.push_back(Beam{{}, 0.f});
   }
   std::vector<int32_t> previous(source.size, options.bos_id);
-  const LogitsProcessors processors(options);
+  LogitsProcessors processors(options);
 
   std::vector<std::vector<Hypothesis>> result(source.size);
   std::vector<SentenceSearch> still_active;

@@ -2,8 +2,9 @@
 // Greedy search, sampling and beam search over any Seq2SeqModel, through its start()/step()
 // and the DecoderState interface. All shrink the batch as sentences finish.
 //
-// Scores are sums of token log-probabilities (eos included); beam search ranks finished
-// hypotheses by GNMT's length penalty: score / ((5 + length) / 6)^alpha.
+// Scores are sums of token log-probabilities (eos included, a forced prefix too) under the
+// logits processors (decode/logits_processor.h); beam search ranks finished hypotheses by GNMT's
+// length penalty: score / ((5 + length) / 6)^alpha.
 #include <cstdint>
 #include <vector>
 
@@ -42,10 +43,22 @@ struct SearchOptions {
   // Constraints (decode/logits_processor.h); 0 = off. The length limit wins over min_length.
   int min_length = 0;       // eos is forbidden until the output holds this many tokens (eos not counted)
   int no_repeat_ngram = 0;  // a token that would repeat an n-gram of this size of the output is forbidden
+  // CTRL's repetition penalty on the logits of the tokens already in the output (> 0; 1 = off;
+  // RepetitionPenaltyProcessor).
+  float repetition_penalty = 1.f;
+  // Target prefix: every output starts with these ids (target pieces, no bos or eos; empty =
+  // none), then the model goes on; cut at the length limit. Forced tokens go through the
+  // decoder like chosen ones and their log-probabilities count in the score. A search's
+  // per-sentence prefixes (OutputPrefixes) replace it.
+  std::vector<int32_t> prefix;
 };
 
+// Per sentence (batch row order), the ids its output must start with, replacing
+// SearchOptions::prefix; empty: every sentence takes SearchOptions::prefix.
+using OutputPrefixes = std::vector<std::vector<int32_t>>;
+
 struct Hypothesis {
-  std::vector<int32_t> tokens;  // without bos; ends with eos unless cut at the length limit
+  std::vector<int32_t> tokens;  // without bos, with the prefix; ends with eos unless cut at the length limit
   float log_prob = 0.f;         // sum of token log-probabilities
   float score = 0.f;            // log_prob after the length penalty (greedy: log_prob)
 };
@@ -53,13 +66,16 @@ struct Hypothesis {
 // The one entry of decoding: per sentence of `source` (in batch row order) its n-best
 // hypotheses, best first. Dispatches on the options: sampling.enabled -> sample_search (one
 // hypothesis; streams: its key per batch row, e.g. the input line), beam 1 -> greedy_search
-// (one hypothesis), otherwise beam_search.
+// (one hypothesis), otherwise beam_search. Sentence b's output starts with prefixes[b] (one per
+// batch row), or with options.prefix when `prefixes` is empty; every search below alike.
 std::vector<std::vector<Hypothesis>> search(const models::Seq2SeqModel& model, const data::Batch& source,
-                                            const SearchOptions& options, const std::vector<uint64_t>& streams);
+                                            const SearchOptions& options, const std::vector<uint64_t>& streams,
+                                            const OutputPrefixes& prefixes = {});
 
-// Per sentence of `source` (in batch row order): the n-best hypotheses, best first.
+// Per sentence of `source` (in batch row order): the n-best hypotheses, best first. Until a
+// sentence's prefix ends it has one live beam, forced; its beams diverge after the prefix.
 std::vector<std::vector<Hypothesis>> beam_search(const models::Seq2SeqModel& model, const data::Batch& source,
-                                                 const SearchOptions& options);
+                                                 const SearchOptions& options, const OutputPrefixes& prefixes = {});
 // A continuation of a live beam by one token; log_prob is the beam's plus the token's.
 struct Continuation {
   float log_prob;
@@ -90,14 +106,15 @@ std::vector<Continuation> best_continuations(const StepScores& scores, const std
 
 // Per sentence: the argmax continuation.
 std::vector<Hypothesis> greedy_search(const models::Seq2SeqModel& model, const data::Batch& source,
-                                      const SearchOptions& options);
+                                      const SearchOptions& options, const OutputPrefixes& prefixes = {});
 
 // Per sentence: a continuation sampled token by token (options.sampling). Sentence b draws
 // from its own stream, keyed by (sampling.seed, streams[b]), one value per output position, so
 // its sample depends neither on the batch nor on the other sentences; streams: one key per
 // batch row (e.g. its input line).
 std::vector<Hypothesis> sample_search(const models::Seq2SeqModel& model, const data::Batch& source,
-                                      const SearchOptions& options, const std::vector<uint64_t>& streams);
+                                      const SearchOptions& options, const std::vector<uint64_t>& streams,
+                                      const OutputPrefixes& prefixes = {});
 
 // The token that uniform draw u in [0, 1) picks from a row of `width` log-probabilities
 // under `sampling` (temperature, top_k, top_p); ties go to the lower id.
@@ -109,6 +126,11 @@ int32_t sample_token(const float* log_probs, int64_t width, const SamplingOption
 // for the rest of the search. A long sentence otherwise keeps a block of every cache length it
 // went through (core/buffer_pool.h).
 void end_search_step();
+
+// Each sentence's prefix (prefixes[b], or options.prefix when `prefixes` is empty), checked:
+// one per batch row, ids of the model's target vocabulary (`vocab_size`), no eos.
+OutputPrefixes output_prefixes(const SearchOptions& options, const OutputPrefixes& prefixes, int64_t batch_size,
+                               int64_t vocab_size);
 
 // Longest output allowed for a source of `source_length` tokens (at least 1).
 int64_t max_output_length(int64_t source_length, const SearchOptions& options);

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <spdlog/spdlog.h>
+#include <utility>
 
 #include "core/check.h"
 #include "models/model_factory.h"
@@ -37,6 +38,9 @@ TranslateOptions translate_options(const io::Config& config) {
   options.search.max_len_extra = d.max_len_extra;
   options.search.min_length = d.min_length;
   options.search.no_repeat_ngram = d.no_repeat_ngram;
+  // The place for decode.repetition_penalty and decode.prefix, once io::DecodeConfig has them:
+  //   options.search.repetition_penalty = float(d.repetition_penalty);
+  //   options.prefix = d.prefix;  // text; the Translator encodes it with the target vocabulary
   options.batch_size = d.batch_size;
   options.batch_tokens = d.batch_tokens;
   options.max_source_tokens = options.search.max_output_tokens = models::max_sequence_length(config);
@@ -78,7 +82,14 @@ std::vector<std::vector<int64_t>> length_sorted_batches(const std::vector<std::v
 
 Translator::Translator(const models::Seq2SeqModel& model, const data::Vocab& source_vocab,
                        const data::Vocab& target_vocab, TranslateOptions options)
-    : model_(model), source_vocab_(source_vocab), target_vocab_(target_vocab), options_(options) {}
+    : model_(model), source_vocab_(source_vocab), target_vocab_(target_vocab), options_(std::move(options)) {
+  if (options_.prefix.empty()) return;
+  ATTN_CHECK(options_.search.prefix.empty(), "translator: a prefix given both as text and as ids");
+  options_.search.prefix = encode_prefix(options_.prefix);
+  options_.prefix.clear();  // held as ids from now on: options() can build another Translator
+}
+
+std::vector<int32_t> Translator::encode_prefix(const std::string& text) const { return target_vocab_.encode(text); }
 
 std::vector<std::vector<int32_t>> encode_lines(const std::vector<std::string>& lines, const data::Vocab& vocab,
                                                int64_t max_tokens, const std::string& side, int64_t first_line) {
@@ -113,12 +124,20 @@ std::string Translator::detokenize(const Hypothesis& hypothesis) const {
   return target_vocab_.decode(hypothesis.tokens);
 }
 
-std::vector<Translation> Translator::translate(const std::vector<std::string>& lines, int64_t first_line) const {
-  return translate_ids(encode_lines(lines, source_vocab_, options_.max_source_tokens, "input", first_line), first_line);
+std::vector<Translation> Translator::translate(const std::vector<std::string>& lines, int64_t first_line,
+                                               const std::vector<std::string>& prefixes) const {
+  ATTN_CHECK(prefixes.empty() || prefixes.size() == lines.size(), "translate: ", prefixes.size(), " prefixes for ",
+             lines.size(), " lines");
+  OutputPrefixes encoded_prefixes;
+  for (const std::string& prefix : prefixes) encoded_prefixes.push_back(encode_prefix(prefix));
+  return translate_ids(encode_lines(lines, source_vocab_, options_.max_source_tokens, "input", first_line), first_line,
+                       encoded_prefixes);
 }
 
-std::vector<Translation> Translator::translate_ids(const std::vector<std::vector<int32_t>>& encoded,
-                                                   int64_t first_line) const {
+std::vector<Translation> Translator::translate_ids(const std::vector<std::vector<int32_t>>& encoded, int64_t first_line,
+                                                   const OutputPrefixes& prefixes) const {
+  ATTN_CHECK(prefixes.empty() || prefixes.size() == encoded.size(), "translate: ", prefixes.size(), " prefixes for ",
+             encoded.size(), " lines");
   std::vector<Translation> result(encoded.size());
   for (const std::vector<int64_t>& lines : length_sorted_batches(encoded, options_.batch_size, options_.batch_tokens)) {
     std::vector<const std::vector<int32_t>*> sentences;
@@ -126,7 +145,10 @@ std::vector<Translation> Translator::translate_ids(const std::vector<std::vector
     data::Batch batch = source_batch(sentences, options_.max_source_tokens);
     std::vector<uint64_t> streams;  // sampling's: each line draws from its own
     for (int64_t line : lines) streams.push_back(uint64_t(first_line + line));
-    std::vector<std::vector<Hypothesis>> found = search(model_, batch, options_.search, streams);
+    OutputPrefixes batch_prefixes;  // none, or each line's
+    if (!prefixes.empty())
+      for (int64_t line : lines) batch_prefixes.push_back(prefixes[size_t(line)]);
+    std::vector<std::vector<Hypothesis>> found = search(model_, batch, options_.search, streams, batch_prefixes);
     for (size_t i = 0; i < lines.size(); ++i) {
       Translation& translation = result[lines[i]];
       translation.nbest = std::move(found[i]);

@@ -9,7 +9,10 @@
 //    piece, so they encode as unk (data/vocab.h); NUL and other control bytes are characters
 //    like any other (unk unless the vocabulary has them);
 //  - a line longer than max_source_tokens (eos included) is cut to its first
-//    max_source_tokens - 1 tokens, with a warning naming the line (1-based).
+//    max_source_tokens - 1 tokens, with a warning naming the line (1-based);
+//  - a target prefix (TranslateOptions::prefix, or a line's own) is text encoded with the target
+//    vocabulary, and the output's pieces start with its pieces; an empty input line still gives
+//    an empty output.
 #include <string>
 #include <vector>
 
@@ -32,6 +35,11 @@ struct TranslateOptions {
   // batches, which bounds memory by the window at few more decoder steps than sorting the whole
   // input (docs/performance.md, "The streaming window").
   int window_batches = 16;
+  // Target prefix of every output, as text (decode.prefix, --prefix; empty = none): the
+  // Translator encodes it with the target vocabulary into search.prefix, which must then be
+  // empty (its options() hold the ids only). A line's own prefix (Translator::translate's
+  // `prefixes`) replaces it.
+  std::string prefix;
 };
 
 // The decoding settings of a run's config (decode.*, lengths capped by the model's limit,
@@ -56,12 +64,17 @@ class Translator {
              TranslateOptions options);
 
   // `first_line` is the 1-based number of lines[0] in the whole input (for warnings).
-  std::vector<Translation> translate(const std::vector<std::string>& lines, int64_t first_line = 1) const;
+  // `prefixes`: none, or one per line, the text its output starts with (empty: no prefix),
+  // replacing the options' prefix.
+  std::vector<Translation> translate(const std::vector<std::string>& lines, int64_t first_line = 1,
+                                     const std::vector<std::string>& prefixes = {}) const;
   // The same for lines already encoded (encode_lines): an empty one gets no hypothesis. With
   // sampling, line i draws from stream first_line + i: the same seed gives each input line the
-  // same sample whatever the batching.
-  std::vector<Translation> translate_ids(const std::vector<std::vector<int32_t>>& encoded,
-                                         int64_t first_line = 1) const;
+  // same sample whatever the batching. `prefixes`: none, or one per line (encode_prefix).
+  std::vector<Translation> translate_ids(const std::vector<std::vector<int32_t>>& encoded, int64_t first_line = 1,
+                                         const OutputPrefixes& prefixes = {}) const;
+  // A prefix's text as target ids (no eos).
+  std::vector<int32_t> encode_prefix(const std::string& text) const;
   // Detokenized text of a hypothesis.
   std::string detokenize(const Hypothesis& hypothesis) const;
   const TranslateOptions& options() const { return options_; }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "core/check.h"
 #include "core/process_memory.h"
 
 namespace attn::serve {
@@ -12,14 +13,19 @@ constexpr std::chrono::seconds kIdleBeforeTrim{1};
 }  // namespace
 
 PendingRequest::PendingRequest(std::vector<std::string> sentences, int nbest,
-                               std::optional<decode::AlignmentExtraction> alignment)
+                               std::optional<decode::AlignmentExtraction> alignment,
+                               std::vector<std::optional<std::string>> prefixes)
     : sentences_(std::move(sentences)),
       encoded_(sentences_.size()),
       is_encoded_(sentences_.size(), 0),
       nbest_(nbest),
       alignment_(alignment),
+      prefixes_(std::move(prefixes)),
       results_(sentences_.size()),
-      remaining_(sentences_.size()) {}
+      remaining_(sentences_.size()) {
+  ATTN_CHECK(prefixes_.empty() || prefixes_.size() == sentences_.size(), "submit: ", prefixes_.size(), " prefixes for ",
+             sentences_.size(), " sentences");
+}
 
 void PendingRequest::cancel(DropReason reason) {
   if (cancelled_) return;
@@ -61,8 +67,9 @@ SentenceQueue::SentenceQueue(QueueOptions options, BatchBackend& backend, QueueO
 SentenceQueue::~SentenceQueue() { close(); }
 
 std::shared_ptr<PendingRequest> SentenceQueue::submit(std::vector<std::string> sentences, int nbest,
-                                                      std::optional<decode::AlignmentExtraction> alignment) {
-  auto request = std::make_shared<PendingRequest>(std::move(sentences), nbest, alignment);
+                                                      std::optional<decode::AlignmentExtraction> alignment,
+                                                      std::vector<std::optional<std::string>> prefixes) {
+  auto request = std::make_shared<PendingRequest>(std::move(sentences), nbest, alignment, std::move(prefixes));
   const size_t count = request->sentences_.size();
   if (count == 0) return request;
   {
@@ -211,14 +218,18 @@ std::vector<SentenceQueue::Entry> SentenceQueue::next_batch(std::unique_lock<std
 void SentenceQueue::decode(std::vector<Entry>& batch) {
   std::vector<const std::vector<int32_t>*> sentences;
   std::vector<std::optional<decode::AlignmentExtraction>> alignments;
+  std::vector<std::optional<std::string>> prefixes;
   int64_t source_tokens = 0;
   for (const Entry& entry : batch) {
     sentences.push_back(&entry.request->encoded_[entry.index]);
     alignments.push_back(entry.request->alignment_);
+    const auto& own = entry.request->prefixes_;
+    prefixes.push_back(own.empty() ? std::nullopt : own[entry.index]);
     source_tokens += int64_t(sentences.back()->size());
   }
   try {
-    std::vector<SentenceResult> results = backend_.decode(sentences, batch.front().request->nbest_, alignments);
+    std::vector<SentenceResult> results =
+        backend_.decode(sentences, batch.front().request->nbest_, alignments, prefixes);
     int64_t target_tokens = 0;
     for (const SentenceResult& result : results)
       if (!result.hypotheses.empty()) target_tokens += int64_t(result.hypotheses.front().tokens.size());

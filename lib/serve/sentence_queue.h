@@ -51,10 +51,11 @@ class BatchBackend {
   // Token ids (eos last) of each text; empty for a text with no token.
   virtual std::vector<std::vector<int32_t>> encode(const std::vector<std::string>& texts) = 0;
   // One batch of non-empty encoded sentences (at most batch_size) -> their results, in order;
-  // sentence i's hypotheses with their links under alignments[i] when it is set.
-  virtual std::vector<SentenceResult> decode(
-      const std::vector<const std::vector<int32_t>*>& sentences, int nbest,
-      const std::vector<std::optional<decode::AlignmentExtraction>>& alignments) = 0;
+  // sentence i's hypotheses with their links under alignments[i] when it is set, and starting
+  // with the target prefix prefixes[i] when it is set (otherwise the backend's own, if any).
+  virtual std::vector<SentenceResult> decode(const std::vector<const std::vector<int32_t>*>& sentences, int nbest,
+                                             const std::vector<std::optional<decode::AlignmentExtraction>>& alignments,
+                                             const std::vector<std::optional<std::string>>& prefixes) = 0;
 };
 
 struct QueueOptions {
@@ -90,9 +91,11 @@ class SentenceQueue {
   SentenceQueue& operator=(const SentenceQueue&) = delete;
 
   // Queues a request's sentences (all or none: QueueFull when they do not fit, or after close()),
-  // their links wanted under `alignment` when it is set.
+  // their links wanted under `alignment` when it is set; `prefixes`: none, or one per sentence
+  // (BatchBackend::decode's).
   std::shared_ptr<PendingRequest> submit(std::vector<std::string> sentences, int nbest,
-                                         std::optional<decode::AlignmentExtraction> alignment = std::nullopt);
+                                         std::optional<decode::AlignmentExtraction> alignment = std::nullopt,
+                                         std::vector<std::optional<std::string>> prefixes = {});
   // Sentences waiting (not yet in a batch).
   int64_t depth() const;
   // Decodes everything queued, then stops the thread. Later submits throw QueueFull.
@@ -123,7 +126,8 @@ class SentenceQueue {
 // rethrows the error that decoding one of them raised.
 class PendingRequest {
  public:
-  PendingRequest(std::vector<std::string> sentences, int nbest, std::optional<decode::AlignmentExtraction> alignment);
+  PendingRequest(std::vector<std::string> sentences, int nbest, std::optional<decode::AlignmentExtraction> alignment,
+                 std::vector<std::optional<std::string>> prefixes = {});
   std::vector<SentenceResult> wait();
   // wait() with a deadline: false when it passed first.
   bool wait_for(std::chrono::milliseconds timeout);
@@ -142,6 +146,7 @@ class PendingRequest {
   std::vector<char> is_encoded_;
   int nbest_;
   std::optional<decode::AlignmentExtraction> alignment_;
+  std::vector<std::optional<std::string>> prefixes_;  // per sentence, or empty: none
   std::atomic<bool> cancelled_{false};
   std::atomic<DropReason> drop_reason_{DropReason::client_gone};
   std::mutex mutex_;

@@ -213,6 +213,24 @@ std::optional<decode::AlignmentExtraction> alignment_fields(const json& fields,
   return extraction;
 }
 
+// prefix: absent, a string (every text's) or an array of strings, one per text of q.
+std::vector<std::string> prefix_field(const json& fields, size_t texts) {
+  const json* prefix = present(fields, "prefix");
+  if (!prefix) return {};
+  const std::string error = "Invalid request: prefix must be a string or an array of strings, one per text of q";
+  if (prefix->is_string()) return std::vector<std::string>(texts, prefix->get<std::string>());
+  if (!prefix->is_array()) bad_request(error);
+  if (prefix->size() != texts)
+    bad_request("Invalid request: prefix has " + std::to_string(prefix->size()) + " entries for " +
+                std::to_string(texts) + " texts of q");
+  std::vector<std::string> prefixes;
+  for (const json& text : *prefix) {
+    if (!text.is_string()) bad_request(error);
+    prefixes.push_back(text.get<std::string>());
+  }
+  return prefixes;
+}
+
 // Few users want more than a handful; the beam bounds what a request gets anyway.
 constexpr int kMaxAlternatives = 64;
 
@@ -287,8 +305,19 @@ NativeRequest parse_native_request(const json& fields, const decode::AlignmentEx
   request.nbest = count_field(fields, "nbest", 1, kMaxAlternatives + 1);
   if (request.nbest < 1) bad_request("Invalid request: nbest must be a whole number from 1 to 65");
   request.alignments = alignment_fields(fields, alignment_defaults);
+  request.prefix = prefix_field(fields, request.q.size());
   request.api_key = string_field(fields, "api_key", false);
   return request;
+}
+
+std::vector<std::optional<std::string>> sentence_prefixes(const NativeRequest& request,
+                                                          const std::vector<TextTemplate>& templates) {
+  std::vector<std::optional<std::string>> prefixes;
+  for (size_t t = 0; t < templates.size(); ++t)
+    for (size_t j = 0; j < templates[t].sentences.size(); ++j)
+      prefixes.push_back(j == 0 && t < request.prefix.size() ? std::optional<std::string>(request.prefix[t])
+                                                             : std::nullopt);
+  return prefixes;
 }
 
 DetectRequest parse_detect_request(const json& fields) {

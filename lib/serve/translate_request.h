@@ -9,9 +9,12 @@
 // attn's POST /v1/translate (JSON; form fields as strings):
 //   {"q": "Hello" | [...], "nbest": 3, "alignments": false | true | "words" | "pieces",
 //    "alignment_layer": -1, "alignment_head": "mean" | 0, "alignment_shift": 0 | 1,
-//    "alignment_threshold": 0.0, "alignment_words": "mean" | "any", "api_key": "..."}
+//    "alignment_threshold": 0.0, "alignment_words": "mean" | "any",
+//    "prefix": "Ciao" | ["Ciao", ""], "api_key": "..."}
 // The alignment_* fields are attn-translate's --alignment-* flags, with their defaults; like
-// the flags they need alignments.
+// the flags they need alignments. prefix is the target prefix of each text of q (a string: of
+// every text; an array: one per text, "" for none), as attn-translate's --prefix: the text's
+// translation starts with it (its first sentence's does, for a text of several lines).
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -22,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "decode/alignment_extraction.h"
+#include "serve/text_template.h"
 
 namespace attn::serve {
 
@@ -57,8 +61,16 @@ struct NativeRequest {
   bool batch = false;
   int nbest = 1;                                          // hypotheses per sentence, best first
   std::optional<decode::AlignmentExtraction> alignments;  // set: each hypothesis' word links
+  std::vector<std::string> prefix;  // one per text of q ("" for none); empty: the field was left out
   std::string api_key;
 };
+
+// Per sentence of the texts cut into `templates` (one per text of the request's q, in order):
+// the target prefix it must start with. A text's prefix goes to its first sentence; a sentence
+// without one (every sentence when the request has no prefix field) gets nullopt: the
+// server's own prefix.
+std::vector<std::optional<std::string>> sentence_prefixes(const NativeRequest& request,
+                                                          const std::vector<TextTemplate>& templates);
 
 // The fields of a body: a JSON object as it is, or form fields (application/x-www-form-urlencoded:
 // every value a string, the last of a repeated name kept). Throws HttpError 400 for a body that

@@ -21,7 +21,8 @@ std::vector<std::vector<int32_t>> TranslatorBackend::encode(const std::vector<st
 
 std::vector<SentenceResult> TranslatorBackend::decode(
     const std::vector<const std::vector<int32_t>*>& sentences, int nbest,
-    const std::vector<std::optional<decode::AlignmentExtraction>>& alignments) {
+    const std::vector<std::optional<decode::AlignmentExtraction>>& alignments,
+    const std::vector<std::optional<std::string>>& prefixes) {
   decode::TranslateOptions options = options_;
   options.search.nbest = nbest;
   // One batch, as the queue made it, unless it holds more than decode.batch_tokens source tokens.
@@ -30,7 +31,11 @@ std::vector<SentenceResult> TranslatorBackend::decode(
   std::vector<std::vector<int32_t>> encoded;
   encoded.reserve(sentences.size());
   for (const auto* sentence : sentences) encoded.push_back(*sentence);
-  std::vector<decode::Translation> translations = translator.translate_ids(encoded);
+  decode::OutputPrefixes encoded_prefixes;  // none, unless a sentence has its own
+  if (std::any_of(prefixes.begin(), prefixes.end(), [](const auto& p) { return p.has_value(); }))
+    for (const std::optional<std::string>& prefix : prefixes)
+      encoded_prefixes.push_back(prefix ? translator.encode_prefix(*prefix) : translator.options().search.prefix);
+  std::vector<decode::Translation> translations = translator.translate_ids(encoded, 1, encoded_prefixes);
   std::vector<std::vector<align::Links>> links;
   if (std::any_of(alignments.begin(), alignments.end(), [](const auto& a) { return a.has_value(); }))
     links =

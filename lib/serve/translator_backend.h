@@ -17,9 +17,10 @@ class TranslatorBackend : public BatchBackend {
                     decode::TranslateOptions options, int threads);
   void start_thread() override;
   std::vector<std::vector<int32_t>> encode(const std::vector<std::string>& texts) override;
-  std::vector<SentenceResult> decode(
-      const std::vector<const std::vector<int32_t>*>& sentences, int nbest,
-      const std::vector<std::optional<decode::AlignmentExtraction>>& alignments) override;
+  // A sentence without a prefix of its own starts with the options' prefix (decode.prefix).
+  std::vector<SentenceResult> decode(const std::vector<const std::vector<int32_t>*>& sentences, int nbest,
+                                     const std::vector<std::optional<decode::AlignmentExtraction>>& alignments,
+                                     const std::vector<std::optional<std::string>>& prefixes) override;
   const decode::TranslateOptions& options() const { return options_; }
 
  private:

@@ -1,4 +1,5 @@
-// The logits processors (decode/logits_processor.h) on hand-made rows of log-probabilities.
+// The logits processors (decode/logits_processor.h) on hand-made rows of logits.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -24,10 +25,15 @@ std::vector<int32_t> forbidden(const std::vector<float>& row) {
   return ids;
 }
 
+// What the processor forbids after `tokens`, sorted; it must leave the logits as they are.
 std::vector<int32_t> forbidden_after(const decode::LogitsProcessor& processor, const std::vector<int32_t>& tokens) {
   std::vector<float> row = uniform_row();
-  processor.forbid(row.data(), kWidth, tokens);
-  return forbidden(row);
+  std::vector<int32_t> ids;
+  processor.process(row.data(), kWidth, tokens, ids);
+  CHECK(row == uniform_row());
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
 }
 
 }  // namespace
@@ -38,11 +44,6 @@ TEST_CASE("min length forbids eos until the output holds N tokens - and nothing 
   CHECK(forbidden_after(processor, {4, 5}) == std::vector<int32_t>{kEos});
   CHECK(forbidden_after(processor, {4, 5, 6}).empty());
   CHECK(forbidden_after(processor, {4, 5, 6, 7}).empty());
-  // The other entries keep their values bit for bit.
-  std::vector<float> row = {-1.f, -2.f, -3.f, -4.f, -5.f, -6.f, -7.f, -8.f};
-  processor.forbid(row.data(), kWidth, {4});
-  for (int32_t v = 0; v < kWidth; ++v)
-    if (v != kEos) CHECK(row[size_t(v)] == -float(v + 1));
   CHECK(forbidden_after(decode::MinLengthProcessor(0, kEos), {}).empty());
 }
 
@@ -66,11 +67,24 @@ TEST_CASE("the processors a search applies come from its options - none by defau
   CHECK(decode::LogitsProcessors(options).empty());
   options.min_length = 2;
   options.no_repeat_ngram = 1;
-  const decode::LogitsProcessors processors(options);
+  decode::LogitsProcessors processors(options);
   REQUIRE_FALSE(processors.empty());
-  std::vector<float> row = uniform_row();
-  processors.apply(row.data(), kWidth, {5});  // both apply: eos (too short) and 5 (used)
+  processors.start_step(2);
+  std::vector<float> row = uniform_row(), other = uniform_row();
+  processors.process(0, row.data(), kWidth, {5});  // both apply: eos (too short) and 5 (used)
+  processors.process(1, other.data(), kWidth, {6});
+  CHECK(row == uniform_row());  // nothing forbidden before the normalisation
+  processors.forbid(0, row.data());
+  processors.forbid(1, other.data());
   CHECK(forbidden(row) == std::vector<int32_t>{kEos, 5});
+  // The other entries keep their values bit for bit.
+  for (int32_t v : {0, 1, 2, 4, 6, 7}) CHECK(row[size_t(v)] == uniform_row()[size_t(v)]);
+  CHECK(forbidden(other) == std::vector<int32_t>{kEos, 6});
+  processors.start_step(1);  // a new step forgets the last one's
+  std::vector<float> again = uniform_row();
+  processors.process(0, again.data(), kWidth, {1, 2, 7});
+  processors.forbid(0, again.data());
+  CHECK(forbidden(again) == std::vector<int32_t>{1, 2, 7});
   CHECK_THROWS_WITH(decode::NoRepeatNgramProcessor(0), Catch::Contains("no_repeat_ngram"));
   CHECK_THROWS_WITH(decode::MinLengthProcessor(-1, kEos), Catch::Contains("min_length"));
 }

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <set>
 
@@ -463,6 +464,77 @@ TEST_CASE("a hypothesis whose every next token is forbidden ends where it is", "
       CHECK_FALSE(ends_in_eos(hypothesis));
       CHECK_FALSE(repeats_ngram(hypothesis.tokens, 1));
       CHECK(std::isfinite(hypothesis.log_prob));
+    }
+  }
+}
+
+namespace {
+
+bool starts_with(const std::vector<int32_t>& tokens, const std::vector<int32_t>& prefix) {
+  return tokens.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), tokens.begin());
+}
+
+// Whether two searches found the same hypotheses, scores bit for bit.
+void check_identical(const std::vector<std::vector<decode::Hypothesis>>& a,
+                     const std::vector<std::vector<decode::Hypothesis>>& b) {
+  REQUIRE(a.size() == b.size());
+  for (size_t s = 0; s < a.size(); ++s) {
+    REQUIRE(a[s].size() == b[s].size());
+    for (size_t i = 0; i < a[s].size(); ++i) {
+      CHECK(a[s][i].tokens == b[s][i].tokens);
+      CHECK(std::memcmp(&a[s][i].log_prob, &b[s][i].log_prob, sizeof(float)) == 0);
+      CHECK(std::memcmp(&a[s][i].score, &b[s][i].score, sizeof(float)) == 0);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a repetition penalty of 1 and an empty prefix change no output - bit for bit", "[decode][search]") {
+  auto model = search_model();
+  const data::Batch batch = batch_of_sources(kSources);
+  for (SearchKind kind : search_kinds()) {
+    INFO(kind.label);
+    const auto plain = decode::search(*model, batch, kind.options, kStreams);
+    decode::SearchOptions same = kind.options;
+    same.repetition_penalty = 1.f;
+    same.prefix = {};
+    check_identical(decode::search(*model, batch, same, kStreams), plain);
+    // Each sentence's empty prefix.
+    check_identical(decode::search(*model, batch, same, kStreams, decode::OutputPrefixes(kSources.size())), plain);
+  }
+}
+
+TEST_CASE("every output starts with the prefix - beam search's n-best too - in every search", "[decode][search]") {
+  auto model = search_model();
+  const std::vector<int32_t> prefix = {9, 4, 4};
+  for (SearchKind kind : search_kinds()) {
+    INFO(kind.label);
+    kind.options.prefix = prefix;
+    for (const auto& hypothesis : all_hypotheses(*model, kind.options)) {
+      CHECK(starts_with(hypothesis.tokens, prefix));
+      CHECK(std::isfinite(hypothesis.log_prob));
+    }
+  }
+}
+
+TEST_CASE("each sentence's own prefix gives what that prefix gives the sentence alone", "[decode][search]") {
+  auto model = search_model();
+  const decode::OutputPrefixes prefixes = {{5}, {}, {6, 7, 8}, {10, 10}};
+  for (SearchKind kind : search_kinds()) {
+    INFO(kind.label);
+    const auto found = decode::search(*model, batch_of_sources(kSources), kind.options, kStreams, prefixes);
+    for (size_t s = 0; s < kSources.size(); ++s) {
+      INFO("sentence " << s);
+      decode::SearchOptions alone = kind.options;
+      alone.prefix = prefixes[s];
+      const auto expected = decode::search(*model, batch_of_sources({kSources[s]}), alone, {kStreams[s]});
+      REQUIRE(found[s].size() == expected[0].size());
+      for (size_t i = 0; i < found[s].size(); ++i) {
+        CHECK(starts_with(found[s][i].tokens, prefixes[s]));
+        CHECK(found[s][i].tokens == expected[0][i].tokens);
+        CHECK(found[s][i].score == Approx(expected[0][i].score).margin(1e-4));
+      }
     }
   }
 }

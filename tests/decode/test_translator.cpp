@@ -328,3 +328,35 @@ TEST_CASE("an ensemble's translate_options are the first config's - with lengths
   rnn.data.max_len = 40;  // now 160: the Transformer's 96 is the smaller
   CHECK(decode::translate_options({&rnn, &transformer}).search.max_output_tokens == 96);
 }
+
+TEST_CASE("a target prefix as text: the run's for every line - or each line's own", "[decode][translator]") {
+  const Fixture fixture;
+  const std::vector<std::string> lines = {"hello world", "", "a b c"};
+  for (int beam : {1, 3}) {
+    INFO("beam " << beam);
+    decode::TranslateOptions options = fixture.options(beam);
+    options.prefix = "the end";
+    const std::vector<int32_t> pieces = fixture.vocab.encode(options.prefix);
+    REQUIRE_FALSE(pieces.empty());
+    const decode::Translator translator(*fixture.model, fixture.vocab, fixture.vocab, options);
+    CHECK(translator.options().search.prefix == pieces);
+    CHECK(translator.options().prefix.empty());  // so that options() can build another Translator
+    const std::vector<decode::Translation> found = translator.translate(lines);
+    for (size_t i : {size_t(0), size_t(2)}) {
+      const std::vector<int32_t>& tokens = found[i].nbest.front().tokens;
+      CHECK(std::vector<int32_t>(tokens.begin(), tokens.begin() + std::ptrdiff_t(pieces.size())) == pieces);
+    }
+    CHECK(found[1].nbest.empty());  // an empty line stays empty
+    // Each line's own: "a" for the first, none for the last (what no prefix gives it).
+    const std::vector<decode::Translation> own = translator.translate(lines, 1, {"a", "x", ""});
+    CHECK(own[0].nbest.front().tokens.front() == fixture.vocab.encode("a").front());
+    CHECK(own[1].nbest.empty());
+    CHECK(own[2].nbest.front().tokens == fixture.translate({lines[2]}, beam)[0].nbest.front().tokens);
+    CHECK_THROWS_WITH(translator.translate(lines, 1, {"a"}), Catch::Contains("1 prefixes for 3 lines"));
+  }
+  decode::TranslateOptions both = fixture.options(1);
+  both.prefix = "a";
+  both.search.prefix = {5};
+  CHECK_THROWS_WITH(decode::Translator(*fixture.model, fixture.vocab, fixture.vocab, both),
+                    Catch::Contains("both as text and as ids"));
+}

@@ -33,9 +33,9 @@ class ReversingBackend : public BatchBackend {
     return out;
   }
   // With alignments: hypothesis k links source position i to target position i + k.
-  std::vector<SentenceResult> decode(
-      const std::vector<const std::vector<int32_t>*>& sentences, int nbest,
-      const std::vector<std::optional<attn::decode::AlignmentExtraction>>& alignments) override {
+  std::vector<SentenceResult> decode(const std::vector<const std::vector<int32_t>*>& sentences, int nbest,
+                                     const std::vector<std::optional<attn::decode::AlignmentExtraction>>& alignments,
+                                     const std::vector<std::optional<std::string>>&) override {
     ++decodes_started;
     if (delay.count() > 0) std::this_thread::sleep_for(delay);
     std::vector<SentenceResult> results;

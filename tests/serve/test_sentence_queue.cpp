@@ -24,11 +24,12 @@ class FakeBackend : public BatchBackend {
     }
     return out;
   }
-  std::vector<SentenceResult> decode(
-      const std::vector<const std::vector<int32_t>*>& sentences, int nbest,
-      const std::vector<std::optional<attn::decode::AlignmentExtraction>>& alignments) override {
+  std::vector<SentenceResult> decode(const std::vector<const std::vector<int32_t>*>& sentences, int nbest,
+                                     const std::vector<std::optional<attn::decode::AlignmentExtraction>>& alignments,
+                                     const std::vector<std::optional<std::string>>& prefixes) override {
     if (fail) throw std::runtime_error("decoder broke");
     for (const auto& alignment : alignments) aligned.push_back(alignment.has_value());
+    prefixed.insert(prefixed.end(), prefixes.begin(), prefixes.end());
     {
       std::lock_guard<std::mutex> lock(mutex);
       std::vector<size_t> lengths;
@@ -52,7 +53,8 @@ class FakeBackend : public BatchBackend {
   }
   std::mutex mutex;
   std::vector<std::vector<size_t>> batches;
-  std::vector<bool> aligned;  // per decoded sentence, in order: whether its links were asked for
+  std::vector<bool> aligned;                         // per decoded sentence, in order: whether its links were asked for
+  std::vector<std::optional<std::string>> prefixed;  // per decoded sentence, in order: its prefix
   std::chrono::milliseconds delay{0};
   bool fail = false;
 
@@ -189,4 +191,17 @@ TEST_CASE("a request's alignment settings reach the backend with each of its sen
   aligned->wait();
   REQUIRE(backend.batches.size() == 1);  // one batch of both requests
   CHECK(backend.aligned == std::vector<bool>{false, true, true});
+}
+
+TEST_CASE("a request's prefixes reach the backend with each of its sentences only", "[serve][queue]") {
+  FakeBackend backend;
+  SentenceQueue queue({4, std::chrono::milliseconds(50), 100, 16}, backend);
+  auto plain = queue.submit({"ab"}, 1);
+  auto prefixed = queue.submit({"cd", "ef"}, 1, std::nullopt, {std::string("Ciao"), std::nullopt});
+  plain->wait();
+  prefixed->wait();
+  REQUIRE(backend.batches.size() == 1);  // one batch of both requests
+  CHECK(backend.prefixed == std::vector<std::optional<std::string>>{std::nullopt, "Ciao", std::nullopt});
+  CHECK_THROWS_WITH(queue.submit({"gh", "ij"}, 1, std::nullopt, {std::string("one")}),
+                    Catch::Contains("1 prefixes for 2 sentences"));
 }

@@ -135,3 +135,34 @@ TEST_CASE("/v1/translate's alignment fields left out take the run's own extracti
   CHECK(given->unit == attn::decode::AlignmentUnit::pieces);
   CHECK_FALSE(parse_native_request(json{{"q", "x"}}, own).alignments.has_value());
 }
+
+TEST_CASE("/v1/translate's prefix: a string for every text - or one per text", "[serve][request]") {
+  using Strings = std::vector<std::string>;
+  CHECK(parse_native_request(json{{"q", "x"}}).prefix.empty());  // left out: the server's own
+  CHECK(parse_native_request(json{{"q", "x"}, {"prefix", nullptr}}).prefix.empty());
+  CHECK(parse_native_request(json{{"q", "x"}, {"prefix", "Ciao"}}).prefix == Strings{"Ciao"});
+  CHECK(parse_native_request(json{{"q", {"x", "y"}}, {"prefix", "Ciao"}}).prefix == Strings{"Ciao", "Ciao"});
+  CHECK(parse_native_request(json{{"q", {"x", "y"}}, {"prefix", {"Ciao", ""}}}).prefix == Strings{"Ciao", ""});
+  CHECK(parse_native_request(json{{"q", "x"}, {"prefix", {"Ciao"}}}).prefix == Strings{"Ciao"});
+  CHECK(parse_native_request(form_fields("q=x&prefix=Buon+giorno")).prefix == Strings{"Buon giorno"});
+
+  const auto refused = [](const json& fields) { return refusal([&] { parse_native_request(fields); }); };
+  CHECK(refused(json{{"q", {"x", "y"}}, {"prefix", {"Ciao"}}}) ==
+        std::pair<int, std::string>{400, "Invalid request: prefix has 1 entries for 2 texts of q"});
+  CHECK(refused(json{{"q", "x"}, {"prefix", 3}}) ==
+        std::pair<int, std::string>{
+            400, "Invalid request: prefix must be a string or an array of strings, one per text of q"});
+  CHECK_THAT(refused(json{{"q", {"x", "y"}}, {"prefix", {"Ciao", 1}}}).second, Contains("prefix must be a string"));
+  CHECK(refused(json{{"q", "x"}, {"prefix", {{"nested"}}}}).first == 400);
+}
+
+TEST_CASE("sentence_prefixes: a text's prefix goes to its first sentence - the others get the server's",
+          "[serve][request]") {
+  using Prefixes = std::vector<std::optional<std::string>>;
+  const std::vector<TextTemplate> texts = {plain_text_template("One.\nTwo."), plain_text_template(" \n"),
+                                           plain_text_template("Three.")};
+  NativeRequest request = parse_native_request(json{{"q", {"One.\nTwo.", " \n", "Three."}}});
+  CHECK(sentence_prefixes(request, texts) == Prefixes{std::nullopt, std::nullopt, std::nullopt});
+  request.prefix = {"Uno", "Niente", ""};  // the blank text has no sentence to start
+  CHECK(sentence_prefixes(request, texts) == Prefixes{"Uno", std::nullopt, ""});
+}
