@@ -78,7 +78,7 @@ std::ostream& TextOutput::stream() { return file_stream_ ? *file_stream_ : std::
 
 void TextOutput::write(const std::string& text) {
   if (file_stream_) {
-    *file_stream_ << text;
+    *file_stream_ << text << std::flush;
     return;
   }
   std::cout << text;

@@ -57,8 +57,8 @@ class TextOutput {
 
   // For writers that stream many small pieces (CSV rows). A file's failures throw from it.
   std::ostream& stream();
-  // One piece; on standard output flushed at once (a reader sees it now; a full disk stops the
-  // program here, not at the end).
+  // One piece, handed on at once: a reader of standard output sees it now, and a full disk
+  // stops the program here, not at the end (a file's piece goes to FILE.tmp).
   void write(const std::string& text);
   // Everything is written: the file appears. (Standard output is flushed and checked by
   // run_app, app_main.h, when the program ends.)

@@ -42,6 +42,9 @@ TEST_CASE("a TextOutput file holds nothing at its path until finish, then every 
     expected += piece;
   }
   CHECK_FALSE(std::filesystem::exists(path));
+  output.write("the last piece\n");  // write() hands a piece on at once: all of it is in the temporary
+  expected += "the last piece\n";
+  CHECK(read_file(path + ".tmp") == expected);
   output.finish();
   CHECK(read_file(path) == expected);
   CHECK_FALSE(std::filesystem::exists(path + ".tmp"));
