@@ -5,7 +5,6 @@
 //       [--reverse-model runs/it-en [--symmetrize grow-diag-final-and]]
 //   attn-dump-attention --model runs/en-it --src s.txt --tgt t.txt --choose-alignment links.txt
 #include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -22,6 +21,7 @@
 #include "eval/alignment_score.h"
 #include "run/load_run.h"
 #include "run_defaults.h"
+#include "text_io.h"
 
 namespace {
 
@@ -76,12 +76,13 @@ attn::decode::AttentionDumpOptions dump_options(const Flags& flags, const attn::
   return options;
 }
 
-int finish(const Flags& flags, std::ofstream& file) {
-  if (file.is_open()) {  // standard output is checked by run_app
-    file.flush();
-    ATTN_CHECK(file.good(), "writing ", flags.out_path, " failed");
-  }
-  return 0;
+// The attention maps' format (decode/attention_writer.h): tidy CSV, pieces named by the run's
+// vocabularies.
+std::unique_ptr<attn::decode::AttentionWriter> attention_writer(std::ostream& out, const attn::run::LoadedRun& run) {
+  const attn::data::Vocab& source = run.vocab->source;
+  const attn::data::Vocab& target = run.vocab->target;
+  return std::make_unique<attn::decode::AttentionCsvWriter>(
+      out, [&](int32_t id) { return source.piece(id); }, [&](int32_t id) { return target.piece(id); });
 }
 
 // --choose-alignment: every extraction scored against the reference links, best first; the best
@@ -132,33 +133,28 @@ int dump(Flags& flags) {
     ATTN_CHECK(sources.size() == targets.size(), "--src ", flags.src_path, " has ", sources.size(), " lines but --tgt ",
                flags.tgt_path, " has ", targets.size());
   }
-  std::ofstream file;
-  if (!flags.out_path.empty()) {
-    file.open(flags.out_path, std::ios::binary);
-    ATTN_CHECK(file.good(), "cannot write ", flags.out_path);
-  }
-  std::ostream& out = flags.out_path.empty() ? std::cout : file;
+  attn::apps::TextOutput output(flags.out_path, "the attention");
+  std::ostream& out = output.stream();
   if (!flags.choose_path.empty()) {
     choose_alignment(flags, run, run_dir, sources, targets, out);
-    return finish(flags, file);
+    output.finish();
+    return 0;
   }
 
   const attn::data::Vocab& source_vocab = run.vocab->source;
   const attn::data::Vocab& target_vocab = run.vocab->target;
-  std::unique_ptr<attn::decode::AttentionCsvWriter> csv;
+  std::unique_ptr<attn::decode::AttentionWriter> writer;
   const bool alignments = flags.alignments.enabled();
   const attn::decode::AlignmentExtraction extraction =
       alignments ? attn::apps::alignment_extraction(flags.alignments, run_dir, run.config)
                  : attn::decode::AlignmentExtraction{};
-  if (!alignments)
-    csv = std::make_unique<attn::decode::AttentionCsvWriter>(
-        out, [&](int32_t id) { return source_vocab.piece(id); }, [&](int32_t id) { return target_vocab.piece(id); });
+  if (!alignments) writer = attention_writer(out, run);
   // Alignments: one line per input line (an empty line's is empty), written once all are known.
   std::vector<attn::align::Links> links(alignments ? sources.size() : 0);
   const bool free_reverse = reverse && flags.tgt_path.empty();
   std::vector<std::string> outputs(free_reverse ? sources.size() : 0);  // the translations the reverse run reads
   auto sink = [&](const attn::decode::SentenceAttention& sentence) {
-    if (csv) return csv->write(sentence);
+    if (writer) return writer->write(sentence);
     const size_t line = size_t(sentence.index);
     links[line] = attn::decode::alignment_links(sentence, extraction, source_vocab, target_vocab);
     if (!free_reverse) return;
@@ -171,9 +167,11 @@ int dump(Flags& flags) {
     dumper.translated(sources, sink);
   else
     dumper.forced(sources, targets, sink);
+  if (writer) writer->finish();
   if (reverse) links = reverse->symmetrized(links, sources, free_reverse ? outputs : targets);
   for (const attn::align::Links& line : links) out << attn::align::pharaoh_line(line) << '\n';
-  return finish(flags, file);
+  output.finish();
+  return 0;
 }
 
 }  // namespace
@@ -188,7 +186,8 @@ int main(int argc, char** argv) {
   app.add_option("--checkpoint", flags.checkpoint, attn::apps::kCheckpointHelp);
   app.add_option("--src", flags.src_path, "source text, one sentence per line")->required();
   auto* tgt = app.add_option("--tgt", flags.tgt_path, "reference translations, line by line (forced mode)");
-  app.add_option("--out", flags.out_path, "output file (default: stdout)");
+  app.add_option("--out", flags.out_path,
+                 "write this file, complete or not at all: it appears when all is written (default: standard output)");
   auto* kind = app.add_option("--kind", flags.kind, "enc_self, dec_self or cross (default: all kinds)")
                    ->check(CLI::IsMember({"enc_self", "dec_self", "cross"}));
   auto* layer = app.add_option("--layer", flags.layer, "layer, from 0 (default: all layers)")->check(at_least(0));

@@ -13,33 +13,18 @@
 // It streams, as Marian and fairseq-interactive do: lines are translated a window of batches
 // at a time, as soon as the window is full or the input pauses, and each window's output is
 // written (in input order) before more input is read.
-#include <cerrno>
-#include <chrono>
-#include <cstdio>
-#include <cstring>
-#include <fcntl.h>
-#include <memory>
-#include <unistd.h>
+#include <optional>
 
 #include "alignment_flags.h"
 #include "app_main.h"
 #include "decode/translator.h"
 #include "dnnl/context.h"
 #include "ensemble_flags.h"
-#include "io/atomic_file.h"
-#include "io/line_reader.h"
 #include "run/load_run.h"
 #include "run_defaults.h"
+#include "text_io.h"
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// How long the input may be silent before what has arrived is translated: long enough that a
-// program writing lines in a burst fills whole batches, short enough that a person or a
-// request-response client gets each answer at once.
-constexpr std::chrono::milliseconds kInputPause{30};
-constexpr std::chrono::milliseconds kWaitForever{-1};
 
 struct Flags {
   attn::apps::EnsembleFlags ensemble;  // --model, --checkpoint, --weights
@@ -91,80 +76,53 @@ void format_translation(std::string& out, int64_t index, const attn::decode::Tra
            fmt::format("{:g}", hypothesis.score) + '\n';
 }
 
-// Standard output (flushed per window, so a reader sees each window as soon as it is
-// translated), or --output FILE: written to FILE.tmp and renamed over FILE only once all of it
-// is written, so a failure never leaves a partial FILE nor replaces an existing one.
-class Output {
+// What each window's translations become on the output: format_translation's lines, with
+// --alignments' links read from the model's cross attention (and with --reverse-model symmetrised
+// with the reverse run's).
+class WindowFormat {
  public:
-  explicit Output(const std::string& path) {
-    if (!path.empty()) file_ = std::make_unique<attn::io::AtomicFile>(path);
-  }
-  void write(const std::string& text) {
-    if (file_) return file_->write(text.data(), text.size());
-    std::cout << text;
-    std::cout.flush();  // stop at the first window that cannot be written, not at the end
-    ATTN_CHECK(std::cout.good(), "cannot write the translations to standard output");
-  }
-  void finish() {
-    if (file_) file_->commit();
+  WindowFormat(const Flags& flags, const attn::run::LoadedEnsemble& models, const attn::decode::Translator& translator,
+               const attn::decode::TranslateOptions& options, const std::string& model_dir)
+      : models_(models), translator_(translator), options_(options), alignments_(flags.alignments.enabled()) {
+    ATTN_CHECK(!alignments_ || options.search.nbest <= 1,
+               "--alignments gives the best translation's links: it does not combine with --nbest ",
+               options.search.nbest);
+    ATTN_CHECK(!alignments_ || models.runs.size() == 1,
+               "--alignments reads one model's attention: it does not combine with an ensemble of ", models.runs.size(),
+               " models");
+    if (alignments_) extraction_ = attn::apps::alignment_extraction(flags.alignments, model_dir, models.first().config);
+    if (flags.alignments.symmetrized())
+      reverse_.emplace(flags.alignments, attn::apps::precision_flag(flags.precision), options.batch_size);
   }
 
- private:
-  std::unique_ptr<attn::io::AtomicFile> file_;
-};
-
-// The summary at the end and, when stderr is a terminal, a progress line for long inputs.
-class Report {
- public:
-  explicit Report(bool quiet) : quiet_(quiet), terminal_(!quiet && isatty(STDERR_FILENO)) {}
-  void add(const std::vector<attn::decode::Translation>& translations) {
-    lines_ += int64_t(translations.size());
-    for (const auto& translation : translations)
-      if (!translation.nbest.empty()) tokens_ += int64_t(translation.nbest.front().tokens.size());
-    if (terminal_ && Clock::now() - last_progress_ >= std::chrono::seconds(1)) {
-      last_progress_ = Clock::now();
-      std::fprintf(stderr, "\r%lld lines translated, %.1f sentences/s", static_cast<long long>(lines_),
-                   lines_ / seconds());
-      std::fflush(stderr);
-      progress_shown_ = true;
+  // `sources`: the window's lines, which --reverse-model reads as targets.
+  std::string text(const std::vector<std::string>& sources,
+                   const std::vector<attn::decode::Translation>& translations) {
+    std::vector<attn::align::Links> links;
+    const attn::run::LoadedRun& run = models_.first();
+    if (alignments_)
+      links = attn::decode::translation_alignments(models_.model(), translations, extraction_, run.vocab->source,
+                                                   run.vocab->target, options_.batch_size);
+    if (reverse_) {
+      std::vector<std::string> outputs;
+      for (const auto& translation : translations) outputs.push_back(translation.text);
+      links = reverse_->symmetrized(links, sources, outputs);
     }
-  }
-  void summary() const {
-    if (progress_shown_) std::fputc('\n', stderr);
-    if (quiet_) return;
-    const double s = seconds();
-    spdlog::info("translated {} lines ({} target tokens) in {:.2f} s: {:.1f} sentences/s", lines_, tokens_, s,
-                 s > 0 ? lines_ / s : 0.0);
+    std::string out;
+    for (size_t i = 0; i < translations.size(); ++i)
+      format_translation(out, next_index_++, translations[i], translator_, options_.search.nbest,
+                         alignments_ ? &links[i] : nullptr);
+    return out;
   }
 
  private:
-  double seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
-  bool quiet_, terminal_;
-  bool progress_shown_ = false;
-  int64_t lines_ = 0, tokens_ = 0;
-  Clock::time_point start_ = Clock::now(), last_progress_ = Clock::now();
-};
-
-// The input: standard input, --input FILE, or --subset's file from the run's config.
-class Input {
- public:
-  explicit Input(const std::string& path) : fd_(STDIN_FILENO), name_("standard input") {
-    if (path.empty()) return;
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    ATTN_CHECK(fd_ >= 0, "cannot open '", path, "': ", std::strerror(errno));
-    name_ = "'" + path + "'";
-  }
-  ~Input() {
-    if (fd_ != STDIN_FILENO) ::close(fd_);
-  }
-  Input(const Input&) = delete;
-  Input& operator=(const Input&) = delete;
-  int fd() const { return fd_; }
-  const std::string& name() const { return name_; }
-
- private:
-  int fd_;
-  std::string name_;
+  const attn::run::LoadedEnsemble& models_;
+  const attn::decode::Translator& translator_;
+  const attn::decode::TranslateOptions& options_;
+  const bool alignments_;
+  attn::decode::AlignmentExtraction extraction_;
+  std::optional<attn::apps::ReverseAligner> reverse_;
+  int64_t next_index_ = 0;  // 0-based input line of the window's first line (n-best index)
 };
 
 int translate(Flags& flags) {
@@ -175,65 +133,23 @@ int translate(Flags& flags) {
   if (!flags.subset.empty())
     input_path = attn::apps::subset_file(attn::apps::run_config(model_dir), model_dir, flags.subset, "src");
   // Both files before the model loads: a wrong path fails at once.
-  Input input(input_path);
-  Output output(flags.output);
+  attn::apps::TextInput input(input_path);
+  attn::apps::TextOutput output(flags.output, "the translations");
 
   const attn::run::LoadedEnsemble models = attn::run::load_ensemble(
       model_dirs, flags.ensemble.checkpoints, flags.ensemble.weights, attn::apps::precision_flag(flags.precision));
-  const attn::run::LoadedRun& run = models.first();
-  attn::dnn::set_num_threads(flags.threads > 0 ? flags.threads : run.config.train.threads);
+  attn::dnn::set_num_threads(flags.threads > 0 ? flags.threads : models.first().config.train.threads);
   const attn::decode::TranslateOptions options = translate_options(models, flags);
-  attn::decode::Translator translator(models.model(), run.vocab->source, run.vocab->target, options);
-  const bool alignments = flags.alignments.enabled();
-  ATTN_CHECK(!alignments || options.search.nbest <= 1,
-             "--alignments gives the best translation's links: it does not combine with --nbest ",
-             options.search.nbest);
-  ATTN_CHECK(!alignments || models.runs.size() == 1,
-             "--alignments reads one model's attention: it does not combine with an ensemble of ", models.runs.size(),
-             " models");
-  const attn::decode::AlignmentExtraction extraction =
-      alignments ? attn::apps::alignment_extraction(flags.alignments, model_dir, run.config)
-                 : attn::decode::AlignmentExtraction{};
-  std::optional<attn::apps::ReverseAligner> reverse;
-  if (flags.alignments.symmetrized())
-    reverse.emplace(flags.alignments, attn::apps::precision_flag(flags.precision), options.batch_size);
-  std::vector<std::string> window_sources;  // with --reverse-model: the window's lines, which it reads as targets
+  const attn::run::Vocabularies& vocab = *models.first().vocab;
+  attn::decode::Translator translator(models.model(), vocab.source, vocab.target, options);
+  WindowFormat format(flags, models, translator, options, model_dir);
 
-  Report report(flags.quiet);
-  attn::io::LineReader reader(input.fd(), input.name());
+  attn::apps::TranslationReport report(flags.quiet);
   attn::decode::TranslationWindow window(translator);
-  int64_t next_index = 0;  // 0-based input line of the window's first line (n-best index)
-  auto flush_window = [&] {
-    const std::vector<attn::decode::Translation> translations = window.translate();
-    std::vector<attn::align::Links> links;
-    if (alignments)
-      links = attn::decode::translation_alignments(models.model(), translations, extraction, run.vocab->source,
-                                                   run.vocab->target, options.batch_size);
-    if (reverse) {
-      std::vector<std::string> outputs;
-      for (const auto& translation : translations) outputs.push_back(translation.text);
-      links = reverse->symmetrized(links, window_sources, outputs);
-      window_sources.clear();
-    }
-    std::string text;
-    for (size_t i = 0; i < translations.size(); ++i)
-      format_translation(text, next_index++, translations[i], translator, options.search.nbest,
-                         alignments ? &links[i] : nullptr);
-    output.write(text);
+  attn::apps::translate_windows(input, window, [&](const auto& lines, const auto& translations) {
+    output.write(format.text(lines, translations));
     report.add(translations);
-  };
-  std::string line;
-  while (true) {
-    // With nothing pending, wait for input as long as it takes; otherwise only for a pause.
-    const auto status = reader.next(line, window.empty() ? kWaitForever : kInputPause);
-    if (status == attn::io::LineReader::Status::line) {
-      if (reverse) window_sources.push_back(line);
-      if (window.add(std::move(line))) flush_window();
-    } else {
-      if (!window.empty()) flush_window();
-      if (status == attn::io::LineReader::Status::end) break;
-    }
-  }
+  });
   output.finish();
   report.summary();
   return 0;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/parallel.h"
+
 namespace attn::init {
 
 namespace {
@@ -15,7 +17,7 @@ void fill_uniform(Tensor& tensor, Rng& rng, float bound) {
   const int64_t count = tensor.numel();
   const uint64_t seed = rng.seed();
   const uint64_t first = rng.skip(static_cast<uint64_t>(count));
-#pragma omp parallel for if (count > 65536) schedule(static)
+#pragma omp parallel for if (count > kParallelPass) schedule(static)
   for (int64_t i = 0; i < count; ++i) values[i] = bound * (2.f * uniform_at(seed, first + i) - 1.f);
 }
 
@@ -36,7 +38,7 @@ Initializer normal(float stddev) {
     const uint64_t seed = rng.seed();
     const uint64_t first = rng.skip(2 * static_cast<uint64_t>(count));
     // Box-Muller on the pair of stream values (2i, 2i+1); 1 - u keeps log's argument in (0, 1].
-#pragma omp parallel for if (count > 65536) schedule(static)
+#pragma omp parallel for if (count > kParallelPass) schedule(static)
     for (int64_t i = 0; i < count; ++i) {
       double u1 = 1.0 - uniform_at(seed, first + 2 * i);
       double u2 = uniform_at(seed, first + 2 * i + 1);

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "core/parallel.h"
+
 namespace attn {
 
 namespace {
@@ -101,7 +103,7 @@ void ParameterStore::zero_grad() {
   }
   float* grads = flat_grads_.data();  // (size())
   const int64_t count = flat_grads_.numel();
-#pragma omp parallel for simd if (count > 65536) schedule(static)
+#pragma omp parallel for simd if (count > kParallelPass) schedule(static)
   for (int64_t i = 0; i < count; ++i) grads[i] = 0.f;
 }
 

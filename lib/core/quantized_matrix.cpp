@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/parallel.h"
+
 namespace attn {
 
 QuantizedMatrix quantize_rows(const Tensor& matrix, int levels) {
@@ -14,7 +16,7 @@ QuantizedMatrix quantize_rows(const Tensor& matrix, int levels) {
   const float* in = matrix.data();
   auto* values = static_cast<int8_t*>(quantized.values.raw());
   float* scales = quantized.scales.data();
-#pragma omp parallel for schedule(static) if (rows * cols > 65536)
+#pragma omp parallel for schedule(static) if (rows * cols > kParallelPass)
   for (int64_t r = 0; r < rows; ++r) {
     const float* row = in + r * cols;
     float max_abs = 0.f;

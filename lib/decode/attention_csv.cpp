@@ -67,4 +67,6 @@ void AttentionCsvWriter::write(const SentenceAttention& sentence) {
   }
 }
 
+void AttentionCsvWriter::finish() { out_.flush(); }
+
 }  // namespace attn::decode

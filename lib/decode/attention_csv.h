@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "decode/attention_dump.h"
+#include "decode/attention_writer.h"
 
 namespace attn::decode {
 
@@ -27,12 +28,14 @@ std::string csv_field(const std::string& text);
 // id -> SentencePiece piece.
 using PieceName = std::function<std::string(int32_t)>;
 
-class AttentionCsvWriter {
+class AttentionCsvWriter final : public AttentionWriter {
  public:
   // Writes the header line.
   AttentionCsvWriter(std::ostream& out, PieceName source_piece, PieceName target_piece);
   // Every weight of every map of `sentence`: heads x queries x keys rows per map.
-  void write(const SentenceAttention& sentence);
+  void write(const SentenceAttention& sentence) override;
+  // CSV has no end of its own: flushes the stream.
+  void finish() override;
 
  private:
   std::ostream& out_;

@@ -1,5 +1,6 @@
 #include "ops/quantized_linear.h"
 
+#include "core/parallel.h"
 #include "ops/gemm.h"
 
 namespace attn::ops {
@@ -10,7 +11,7 @@ namespace {
 void scale_back(Tensor& y, const float* row_scales, const float* column_scales, const float* b) {
   const int64_t rows = y.dim(0), cols = y.dim(1);
   float* out = y.data();
-#pragma omp parallel for schedule(static) if (rows * cols > 65536)
+#pragma omp parallel for schedule(static) if (rows * cols > kParallelPass)
   for (int64_t i = 0; i < rows; ++i) {
     float* row = out + i * cols;
     const float scale = row_scales[i];

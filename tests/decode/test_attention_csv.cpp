@@ -1,3 +1,5 @@
+#include <fstream>
+#include <memory>
 #include <sstream>
 
 #include <catch2/catch.hpp>
@@ -5,6 +7,7 @@
 #include "csv_rows.h"
 #include "data/vocab.h"
 #include "decode/attention_csv.h"
+#include "temp_dir.h"
 
 using namespace attn;
 using attn::testing::csv_fields;
@@ -115,4 +118,22 @@ TEST_CASE("the attention csv refuses a map larger than its sentence", "[decode][
   std::ostringstream out;
   decode::AttentionCsvWriter writer(out, piece, piece);
   CHECK_THROWS_WITH(writer.write(sentence), Catch::Contains("4 x 3"));
+}
+
+TEST_CASE("the attention csv through the AttentionWriter interface: the same bytes, all in the file after finish",
+          "[decode][attention_csv]") {
+  decode::SentenceAttention empty;
+  empty.index = 3;
+  testing::TempDir dir;
+  const std::string path = dir.file("attention.csv");
+  std::ofstream file(path, std::ios::binary);
+  std::unique_ptr<decode::AttentionWriter> writer = std::make_unique<decode::AttentionCsvWriter>(file, piece, piece);
+  writer->write(example_sentence());
+  writer->write(empty);
+  writer->finish();
+  // The file is still open: what it holds now is what finish() handed over.
+  std::ifstream in(path, std::ios::binary);
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  CHECK(text == written({example_sentence(), empty}));
+  CHECK(parse_attention_csv(text).size() == 2 * 9 + 9 + 9);
 }
