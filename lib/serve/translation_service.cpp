@@ -88,9 +88,11 @@ void TranslationService::check_nbest(int nbest, const char* what) const {
 // dropped, so it costs no more than the sentences already decoding.
 std::vector<SentenceResult> TranslationService::translate(SentenceQueue& queue, const HttpRequest& request,
                                                           std::vector<std::string> sentences, int nbest,
-                                                          std::optional<decode::AlignmentExtraction> alignment) {
+                                                          std::optional<decode::AlignmentExtraction> alignment,
+                                                          std::vector<std::optional<std::string>> prefixes) {
   check_sentence_count(int64_t(sentences.size()), options_.limits);
-  const std::shared_ptr<PendingRequest> pending = queue.submit(std::move(sentences), nbest, alignment);
+  const std::shared_ptr<PendingRequest> pending =
+      queue.submit(std::move(sentences), nbest, alignment, std::move(prefixes));
   const auto deadline = Clock::now() + options_.request_timeout;
   while (!pending->wait_for(kClientCheck)) {
     if (Clock::now() >= deadline) {

@@ -75,11 +75,13 @@ class TranslationService {
   void authorize(const std::string& api_key, const HttpRequest& request);
   // HttpError 400 when `nbest` hypotheses (`what` names the field) need a wider beam than the server's.
   void check_nbest(int nbest, const char* what) const;
-  // Submits the sentences and waits for their results (in order). Gives up, dropping those not
-  // yet decoding, when the client leaves (HttpError 499) or after --request-timeout (503).
+  // Submits the sentences (with their target prefixes, if any: one per sentence, or none) and
+  // waits for their results (in order). Gives up, dropping those not yet decoding, when the
+  // client leaves (HttpError 499) or after --request-timeout (503).
   std::vector<SentenceResult> translate(SentenceQueue& queue, const HttpRequest& request,
                                         std::vector<std::string> sentences, int nbest,
-                                        std::optional<decode::AlignmentExtraction> alignment = std::nullopt);
+                                        std::optional<decode::AlignmentExtraction> alignment = std::nullopt,
+                                        std::vector<std::optional<std::string>> prefixes = {});
 
  private:
   const ServerOptions& options_;

@@ -35,7 +35,7 @@ class ReversingBackend : public BatchBackend {
   // With alignments: hypothesis k links source position i to target position i + k.
   std::vector<SentenceResult> decode(const std::vector<const std::vector<int32_t>*>& sentences, int nbest,
                                      const std::vector<std::optional<attn::decode::AlignmentExtraction>>& alignments,
-                                     const std::vector<std::optional<std::string>>&) override {
+                                     const std::vector<std::optional<std::string>>& prefixes) override {
     ++decodes_started;
     if (delay.count() > 0) std::this_thread::sleep_for(delay);
     std::vector<SentenceResult> results;
@@ -48,7 +48,7 @@ class ReversingBackend : public BatchBackend {
       }
       SentenceResult result;
       for (int k = 0; k < nbest; ++k) {
-        std::string reversed(text.rbegin(), text.rend());
+        const std::string reversed = prefixes[i].value_or("") + std::string(text.rbegin(), text.rend());
         result.texts.push_back(k == 0 ? reversed : reversed + " (" + std::to_string(k) + ")");
         attn::decode::Hypothesis hypothesis;
         hypothesis.tokens = {1, 2};
@@ -376,6 +376,23 @@ TEST_CASE("a client that disconnects mid-request costs only the sentences alread
         json{{"translatedText", "cba"}});
   CHECK(metric(client, "attn_sentences_translated_total") == 2);
   CHECK(metric(client, "attn_sentences_dropped_total{reason=\"timeout\"}") == 0);
+}
+
+TEST_CASE("/v1/translate: a prefix per text starts its first sentence", "[serve][http]") {
+  RunningServer running(small_limits());
+  auto client = running.client();
+  const auto texts = [](const json& answer) {
+    std::vector<std::string> out;
+    for (const json& translation : answer["translations"]) out.push_back(translation["text"]);
+    return out;
+  };
+  // The fake backend puts a sentence's prefix before its reversed text.
+  CHECK(texts(post_json(client, "/v1/translate", {{"q", {"ab\ncd", "ef"}}, {"prefix", {"P:", ""}}}, 200)) ==
+        std::vector<std::string>{"P:ba\ndc", "fe"});
+  CHECK(texts(post_json(client, "/v1/translate", {{"q", {"ab", "ef"}}, {"prefix", "Q:"}}, 200)) ==
+        std::vector<std::string>{"Q:ba", "Q:fe"});
+  CHECK(post_json(client, "/v1/translate", {{"q", {"ab", "ef"}}, {"prefix", {"P:"}}}, 400)["error"] ==
+        "Invalid request: prefix has 1 entries for 2 texts of q");
 }
 
 TEST_CASE("/v1/translate: word alignments per sentence and n-best entry - their settings and refusals",
