@@ -560,6 +560,8 @@ def dump_with(args, precision, directory):
         command += ["--set", override]
     if args.unfused_loss:
         command.append("--unfused-loss")
+    if args.corpus:
+        command.append("--corpus")
     print(" ".join(command))
     run = subprocess.run(command, stderr=subprocess.PIPE, text=True)
     sys.stderr.write(run.stderr)
@@ -595,6 +597,7 @@ def main():
     parser.add_argument("--config", help="with --attn-bench: the config")
     parser.add_argument("--set", action="append", help="with --attn-bench: a config override (repeatable)")
     parser.add_argument("--unfused-loss", action="store_true", help="with --attn-bench: the unfused loss")
+    parser.add_argument("--corpus", action="store_true", help="with --attn-bench: the corpus's first batch")
     parser.add_argument("--precisions", default="f32,bf16", help="with --attn-bench: a dump and check for each")
     args = parser.parse_args()
     if bool(args.dump) == bool(args.attn_bench) or bool(args.attn_bench) != bool(args.config):

@@ -11,6 +11,8 @@
 #include "io/safetensors.h"
 #include "models/model_factory.h"
 #include "ops/precision.h"
+#include "run/run_files.h"
+#include "train/input_files.h"
 #include "train/train_step.h"
 
 namespace attn::bench {
@@ -120,6 +122,19 @@ data::Batch synthetic_batch(const io::Config& config, const GradDumpOptions& opt
   return batch;
 }
 
+// The batch of the step and the vocabulary sizes of the model.
+struct StepInput {
+  data::Batch batch;
+  models::VocabSizes vocab;
+};
+
+StepInput step_input(const io::Config& config, const GradDumpOptions& options) {
+  if (!options.corpus) return {synthetic_batch(config, options), {config.vocab.size, config.vocab.size}};
+  const run::Vocabularies vocab = run::load_vocabularies(run::run_paths(config.output_dir, config.vocab.joint));
+  data::Batch batch = train::make_training_stream(config, vocab)->next();
+  return {std::move(batch), {vocab.source.size(), vocab.target.size()}};
+}
+
 // The batch under the names of docs/ARCHITECTURE.md ("Gradient dumps"); links as (N, 3) rows.
 void add_batch(DumpTensors& dump, const data::Batch& batch) {
   dump.add_i32("src", {batch.size, batch.src_len}, batch.src);
@@ -164,7 +179,7 @@ std::map<std::string, std::string> dump_metadata(const io::Config& config, const
           {"config", io::config_to_json(config).dump()},
           {"precision", choice_name(step.precision())},
           {"loss_kernel", options.unfused_loss ? "unfused" : "fused"},
-          {"batch", "synthetic"},
+          {"batch", options.corpus ? "corpus" : "synthetic"},
           {"steps", "3"},
           {"pad_id", std::to_string(data::kPadId)}};
 }
@@ -180,11 +195,11 @@ GradDumpResult write_grad_dump(io::Config config, const GradDumpOptions& options
              "grad dump: train.precision must be f32 or bf16 (auto would measure which is faster), got ",
              choice_name(config.train.precision));
   switch_off_dropout(config);
-  const int64_t vocab = config.vocab.size;
-  auto model = models::make_model(config, {vocab, vocab});
+  const StepInput input = step_input(config, options);
+  const data::Batch& batch = input.batch;
+  auto model = models::make_model(config, input.vocab);
   train::TrainStep step(*model, config, ops::resolve_precision(config.train.precision, "train.precision"),
                         options.unfused_loss ? models::LossKernel::unfused : models::LossKernel::fused);
-  const data::Batch batch = synthetic_batch(config, options);
   const std::vector<data::Batch> parts = accumulated_parts(batch, config.train.accumulate);
   const int64_t linked_rows = config.train.guided_alignment.on() ? data::linked_target_rows(batch) : 0;
 

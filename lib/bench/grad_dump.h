@@ -30,6 +30,10 @@ struct GradDumpOptions {
   int64_t source_length = 9;    // the longest source, eos included; the others are shorter
   int64_t target_length = 7;    // the longest target, eos included
   bool unfused_loss = false;    // the loss over the full logits (attn-bench train --unfused-loss)
+  // The first batch attn-train would take from the config's corpora (data.*, train.batch_tokens),
+  // encoded with the vocabulary of its run directory (output_dir), instead of a synthetic one;
+  // the sizes above are then unused.
+  bool corpus = false;
 };
 
 struct GradDumpResult {
@@ -38,10 +42,10 @@ struct GradDumpResult {
   std::string to_text(const std::string& path) const;
 };
 
-// Runs the step on a synthetic batch (random ids; lengths from the longest down, so rows are
-// padded; joined pairs when data.concat_prob > 0; diagonal links when guided alignment is on)
-// and writes the file. config.train.accumulate > 1 splits the batch into that many parts whose
-// gradients the step sums.
+// Runs the step on the corpus's first batch or a synthetic one (random ids below vocab.size;
+// lengths from the longest down, so rows are padded; joined pairs when data.concat_prob > 0;
+// diagonal links when guided alignment is on) and writes the file. config.train.accumulate > 1 splits the batch into
+// that many parts whose gradients the step sums.
 GradDumpResult write_grad_dump(io::Config config, const GradDumpOptions& options);
 
 }  // namespace attn::bench
