@@ -235,7 +235,8 @@ class Transformer:
         bias = self.bias(src.shape[1])
         for i in range(self.t["encoder_layers"]):
             name = f"encoder.layers.{i}"
-            x = self.residual(name + ".self_attn_norm", x, lambda y: self.self_attention(name + ".self_attn", y, visible, bias))
+            attention = lambda y: self.self_attention(name + ".self_attn", y, visible, bias)
+            x = self.residual(name + ".self_attn_norm", x, attention)
             x = self.residual(name + ".ffn_norm", x, lambda y: self.feed_forward(name + ".ffn", y))
         return layer_norm(self.P, "encoder.final_norm", x) if self.pre_norm else x
 
@@ -248,7 +249,8 @@ class Transformer:
         bias = self.bias(length)
         for i in range(self.t["decoder_layers"]):
             name = f"decoder.layers.{i}"
-            y = self.residual(name + ".self_attn_norm", y, lambda x: self.self_attention(name + ".self_attn", x, causal, bias))
+            attention = lambda x: self.self_attention(name + ".self_attn", x, causal, bias)
+            y = self.residual(name + ".self_attn_norm", y, attention)
 
             def cross(x, name=name, i=i):
                 out, weights = self.cross_attention(name + ".cross_attn", x, memory, memory_visible)
@@ -340,9 +342,9 @@ class Rnn:
         src, lengths, tgt_in = batch["src"], batch["src_lengths"], batch["tgt_in"]
         source_table, target_table = self.tables()
         x = embed(source_table, src)
-        states = torch.cat(
-            [self.direction("encoder.forward_", x, lengths, False), self.direction("encoder.backward_", x, lengths, True)], dim=-1
-        )  # (B, S, 2H)
+        forward = self.direction("encoder.forward_", x, lengths, False)
+        backward = self.direction("encoder.backward_", x, lengths, True)
+        states = torch.cat([forward, backward], dim=-1)  # (B, S, 2H)
         visible = torch.arange(src.shape[1])[None, :] < lengths[:, None]
         mean = (states * visible[..., None]).sum(1) / lengths[:, None].double()
         s = torch.tanh(linear(self.P, "decoder.init", mean))
@@ -416,7 +418,8 @@ class Replay:
         self.batch = {k: dump[k].long() for k in ("src", "src_lengths", "tgt_in", "tgt_out", "links")}
         family = config["model"]["type"]
         self.model = Transformer(config, self.P) if family == "transformer" else Rnn(config, self.P)
-        self.width = config["model"]["transformer"]["d_model"] if family == "transformer" else config["model"]["rnn"]["decoder_hidden"]
+        model = config["model"]
+        self.width = model["transformer"]["d_model"] if family == "transformer" else model["rnn"]["decoder_hidden"]
         self.guided = self.train["guided_alignment"]
         if self.guided["weight"] > 0:
             layers = config["model"]["transformer"]["decoder_layers"]
@@ -449,6 +452,9 @@ class Replay:
         self.optimizer.zero_grad(set_to_none=False)
         total, figures = self.loss()
         total.backward()
+        for p in self.P.values():
+            if p.grad is None:  # a parameter the loss does not reach has a zero gradient, as in attn
+                p.grad = torch.zeros_like(p)
         norm = math.sqrt(sum(float((p.grad**2).sum()) for p in self.P.values()))
         figures["grad_norm"] = norm
         return figures
@@ -510,7 +516,8 @@ def compare(dump, metadata, show):
             if name not in dump or name not in figures:
                 rows.append(("scalar", name, math.inf, tol["scalar"], "in one of the two only"))
                 continue
-            rows.append(("scalar", name, relative(dump[name], torch.tensor(float(figures[name]), dtype=torch.float64)), tol["scalar"], ""))
+            reference = torch.tensor(float(figures[name]), dtype=torch.float64)
+            rows.append(("scalar", name, relative(dump[name], reference), tol["scalar"], ""))
 
     grads = [replay.snapshot("grad")]
     for n in replay.names:
@@ -613,7 +620,8 @@ def check(path, show):
         print(f"check-gradients: {path}: {error}", file=sys.stderr)
         return 2
     if metadata.get("format") != "attn-grad-dump/1":
-        print(f"check-gradients: {path}: not an attn-bench grad dump (metadata format {metadata.get('format')!r})", file=sys.stderr)
+        found = metadata.get("format")
+        print(f"check-gradients: {path}: not an attn-bench grad dump (metadata format {found!r})", file=sys.stderr)
         return 2
     return compare(dump, metadata, show)
 
