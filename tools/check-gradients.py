@@ -19,11 +19,11 @@ learning-rate schedule, and compares:
                                     difference over the elements whose gradient the check
                                     resolves (below)
 
-Adam divides each gradient element by its own magnitude, so an element whose true gradient is
-below what the gradient check resolves (|g| <= the gradient tolerance x its tensor's largest,
-e.g. the key part of an attention bias, whose true gradient is exactly 0 because softmax does
-not see a constant added to every score) moves by +-lr whatever the sign of its rounding
-noise: those elements are left out of the parameter comparison (the table counts them).
+Adam divides each gradient element by its own magnitude, so an element whose gradient is small
+against its tensor's largest (below TOLERANCES' "resolved" share at some step; e.g. the key
+part of an attention bias, whose true gradient is exactly 0 because softmax does not see a
+constant added to every score) moves by about lr whatever the sign of its rounding noise:
+those elements are left out of the parameter comparison (the table counts them).
 
 Exit status: 0 all within tolerance, 1 a miss, 2 bad input or attn-bench failed, 77 PyTorch or
 NumPy missing, or no precision could run (no bf16 matmul on this CPU): ctest reports a skip.
