@@ -4,11 +4,14 @@
 //   attn-bench decode --model runs/en-it --input data/tatoeba_en_it/test.en --beam 5 --batch-size 32
 //       [--batch-tokens 2048] [--json]
 //   attn-bench decode --config configs/bench/transformer-small.json --beam 5 --sentences 500 --batch-size 32
+//   attn-bench grad --config configs/bench/transformer-small.json --set model.transformer.d_model=16 ...
+//       --output step.safetensors   (one training step's tensors, for tools/check-gradients.py)
 #include <fstream>
 #include <iostream>
 
 #include "app_main.h"
 #include "bench/decode_benchmark.h"
+#include "bench/grad_dump.h"
 #include "bench/train_benchmark.h"
 #include "data/corpus.h"
 #include "dnnl/context.h"
@@ -132,7 +135,30 @@ int main(int argc, char** argv) {
   decode->add_option("--threads", flags.threads, "OpenMP threads (default: train.threads)")->check(at_least(1));
   decode->add_flag("--json", json, "print one JSON object");
 
+  CLI::App* grad = app.add_subcommand(
+      "grad", "write one training step (batch, parameters, logits, loss, gradients, updates) to a safetensors file");
+  std::string grad_config_path;
+  std::vector<std::string> grad_overrides;
+  attn::bench::GradDumpOptions grad_options;
+  grad->add_option("--config", grad_config_path, "model config (JSON)")->required();
+  grad->add_option("--set", grad_overrides, "override a config key (repeatable)");
+  grad->add_option("--output", grad_options.output, "the safetensors file to write")->required();
+  grad->add_option("--batch-sentences", grad_options.batch_sentences, "sentences in the synthetic batch")
+      ->check(at_least(1));
+  grad->add_option("--src-len", grad_options.source_length, "longest source, eos included")->check(at_least(2));
+  grad->add_option("--tgt-len", grad_options.target_length, "longest target, eos included")->check(at_least(2));
+  grad->add_flag("--unfused-loss", grad_options.unfused_loss, "the loss over the full logits (as attn-bench train)");
+  grad->add_flag("--corpus", grad_options.corpus,
+                 "the first training batch of the config's corpora, with its run directory's vocabulary (instead of "
+                 "a synthetic batch)");
+
   return attn::apps::run_app(app, argc, argv, [&] {
+    if (*grad) {
+      attn::io::Config grad_config = attn::io::load_config(grad_config_path, grad_overrides);
+      set_compute(grad_config, 0);
+      std::cout << attn::bench::write_grad_dump(grad_config, grad_options).to_text(grad_options.output) << '\n';
+      return 0;
+    }
     if (*decode) {
       auto result = run_decode(flags);
       add_mfu(result);

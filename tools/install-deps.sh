@@ -18,6 +18,7 @@ packages=(
   libopenmpi-dev openmpi-bin  # data-parallel training: mpirun -np N attn-train
   curl ca-certificates python3  # tools/get-data.sh downloads the corpus and splits it
   libcpp-httplib-dev    # attn-serve's HTTP server (cpp-httplib 0.11, lib/serve)
+  python3-torch         # the gradcheck tests: tools/check-gradients.py replays a step in PyTorch
 )
 [ $# -eq 0 ] || packages=("$@")
 

@@ -5,6 +5,7 @@
 
 #include "core/check.h"
 #include "data/corpus.h"
+#include "data/training_stream.h"
 
 namespace attn::train {
 
@@ -90,6 +91,28 @@ void check_input_files(const io::Config& config, int64_t count_lines_up_to) {
   // Validation sets are read whole anyway.
   check_pair({"data.valid_src", d.valid_src}, {"data.valid_tgt", d.valid_tgt}, INT64_MAX);
   if (!d.valid_alignment_gold.empty()) check_small_file({"data.valid_alignment_gold", d.valid_alignment_gold});
+}
+
+std::unique_ptr<data::TrainingStream> make_training_stream(const io::Config& config, const run::Vocabularies& vocab) {
+  std::vector<data::CorpusFiles> corpora;
+  // The alignments are read only for a guided loss: with weight 0 the stream is the one without.
+  const bool guided = config.train.guided_alignment.on();
+  for (const io::CorpusConfig& corpus : config.data.training_corpora())
+    corpora.push_back({corpus.src, corpus.tgt, corpus.weight, guided ? corpus.alignments : std::string()});
+  data::StreamOptions options;
+  options.buffer_pairs = config.data.buffer_pairs;
+  options.max_len = config.data.max_len;
+  options.batching.batch_tokens = config.train.batch_tokens;
+  options.batching.pad_multiple = config.train.pad_multiple;
+  options.batching.seed = static_cast<uint64_t>(config.train.seed);
+  options.batching.shuffle = true;
+  options.threads = config.train.threads;
+  options.sampling.alpha = config.vocab.sampling_alpha;
+  options.sampling.nbest = config.vocab.sampling_nbest;
+  options.concat.prob = config.data.concat_prob;
+  options.concat.max_pairs = config.data.concat_max;
+  options.alignment_level = config.data.train_alignments_level;
+  return std::make_unique<data::TrainingStream>(std::move(corpora), vocab.source, vocab.target, options);
 }
 
 }  // namespace attn::train

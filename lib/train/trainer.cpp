@@ -102,28 +102,6 @@ StartMode start_mode(const TrainOptions& options) {
   return options.resume ? StartMode::resume : options.restart ? StartMode::restart : StartMode::fresh;
 }
 
-std::unique_ptr<data::TrainingStream> make_stream(const io::Config& config, const run::Vocabularies& vocab) {
-  std::vector<data::CorpusFiles> corpora;
-  // The alignments are read only for a guided loss: with weight 0 the stream is the one without.
-  const bool guided = config.train.guided_alignment.on();
-  for (const io::CorpusConfig& corpus : config.data.training_corpora())
-    corpora.push_back({corpus.src, corpus.tgt, corpus.weight, guided ? corpus.alignments : std::string()});
-  data::StreamOptions options;
-  options.buffer_pairs = config.data.buffer_pairs;
-  options.max_len = config.data.max_len;
-  options.batching.batch_tokens = config.train.batch_tokens;
-  options.batching.pad_multiple = config.train.pad_multiple;
-  options.batching.seed = static_cast<uint64_t>(config.train.seed);
-  options.batching.shuffle = true;
-  options.threads = config.train.threads;
-  options.sampling.alpha = config.vocab.sampling_alpha;
-  options.sampling.nbest = config.vocab.sampling_nbest;
-  options.concat.prob = config.data.concat_prob;
-  options.concat.max_pairs = config.data.concat_max;
-  options.alignment_level = config.data.train_alignments_level;
-  return std::make_unique<data::TrainingStream>(std::move(corpora), vocab.source, vocab.target, options);
-}
-
 // A checkpoint from before streaming data knows only its epoch: continue at that epoch's start.
 data::StreamPosition position_to_resume(const data::StreamPosition& saved, size_t corpora) {
   if (!saved.start.empty()) return saved;
@@ -145,7 +123,7 @@ TrainingRun::TrainingRun(const io::Config& config, const TrainOptions& options, 
       vocab_(open_on_ranks(config, paths_, mode, world_, lock_)),
       // Each rank its own dropout stream: its rows are other sentences than rank 0's.
       dropout_seed_(mix64(static_cast<uint64_t>(config.train.seed) * 0x9e3779b97f4a7c15ull + 1, world_.rank())) {
-  stream_ = make_stream(config, vocab_);
+  stream_ = make_training_stream(config, vocab_);
   model_ = models::make_model(config, {vocab_.source.size(), vocab_.target.size()});
   step_ = std::make_unique<TrainStep>(*model_, config, training_precision(config.train.precision, world_));
   if (config.train.ema_decay > 0)
