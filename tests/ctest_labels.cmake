@@ -3,8 +3,8 @@
 #   a test case under tests/apps/         -> programs (it runs the programs)
 #   a test case under tests/<folder>/     -> unit;<folder>
 #   a test case directly under tests/     -> unit;meta
-#   a test case tagged [slow]             -> slow, and not unit (the fast loop is -L unit)
-#   a test case tagged [mpi] or [serve]   -> also mpi, serve
+#   a test case tagged [slow], [mpi] or [serve] -> also slow, mpi, serve (-LE slow leaves the
+#   slow ones out of a loop)
 # Usage: cmake -D TEST_EXECUTABLE=<attn_tests> -D LABELS_FILE=<out.cmake> -P ctest_labels.cmake
 cmake_policy(VERSION 3.16)
 set(label_tags slow mpi serve)
@@ -50,9 +50,6 @@ foreach(line IN LISTS located)
       list(APPEND labels ${tag})
     endif()
   endforeach()
-  if(slow IN_LIST labels)
-    list(REMOVE_ITEM labels unit)
-  endif()
   list(REMOVE_DUPLICATES labels)
   string(APPEND script "set_tests_properties([==[${name}]==] PROPERTIES LABELS \"${labels}\")\n")
 endforeach()
