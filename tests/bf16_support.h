@@ -1,17 +1,24 @@
 #pragma once
-// bf16 tests run only where oneDNN has a bf16 matmul.
-#include <catch2/catch.hpp>
+// bf16 tests run only where oneDNN has a bf16 matmul; elsewhere they are skipped (tests/skip.h).
+// ONEDNN_MAX_CPU_ISA=AVX2 hides the bf16 matmul of a CPU that has one, which is how
+// tests/tools/test_skip_reporting.py checks the skip on such a CPU.
+#include <cstdlib>
+#include <string>
 
 #include "ops/gemm.h"
+#include "skip.h"
 
 namespace attn::testing {
 
-// True, with a warning in the report, where oneDNN has no bf16 matmul: a bf16 test then
-// returns at once (`if (testing::no_bf16_matmul()) return;`).
-inline bool no_bf16_matmul() {
-  if (ops::bf16_gemm_supported()) return false;
-  WARN("skipped: oneDNN has no bf16 matmul on this CPU (it needs AVX-512)");
-  return true;
+// Why a bf16 test does not run here.
+inline std::string no_bf16_matmul_reason() {
+  std::string reason = "oneDNN has no bf16 matmul on this CPU (it needs AVX-512)";
+  if (const char* isa = std::getenv("ONEDNN_MAX_CPU_ISA")) reason += "; ONEDNN_MAX_CPU_ISA=" + std::string(isa);
+  return reason;
 }
 
 }  // namespace attn::testing
+
+// Skips the rest of the enclosing function where oneDNN has no bf16 matmul.
+#define ATTN_SKIP_UNLESS_BF16_MATMUL() \
+  ATTN_SKIP_UNLESS(::attn::ops::bf16_gemm_supported(), ::attn::testing::no_bf16_matmul_reason())

@@ -14,7 +14,7 @@ using namespace attn::testing;
 namespace fs = std::filesystem;
 
 TEST_CASE("attn-quantize writes an int8 run that the decoding programs load and attn-train refuses",
-          "[cli][quantize]") {
+          "[cli][quantize][slow]") {
   const std::string family = GENERATE(as<std::string>(), "transformer", "rnn");
   INFO(family);
   TempDir dir;

@@ -17,6 +17,7 @@
 #include <catch2/catch.hpp>
 
 #include "apps/app_fixtures.h"
+#include "skip.h"
 #include "wait_until.h"
 
 using namespace attn::testing;
@@ -214,10 +215,7 @@ TEST_CASE("attn-translate --batch-tokens: the same translations in input order -
 }
 
 TEST_CASE("tools/bench-decode-memory.sh tables the peak RSS of three inputs - before and after", "[cli][stream]") {
-  if (std::system("test -x /usr/bin/time") != 0) {
-    WARN("no /usr/bin/time: the script is not run");
-    return;
-  }
+  ATTN_SKIP_UNLESS(std::system("test -x /usr/bin/time") == 0, "no /usr/bin/time, which the script runs");
   TempDir dir;
   const std::string run_dir = train_tiny_run(dir);
   // The script's data layout, filled with the tiny corpus' sentences.

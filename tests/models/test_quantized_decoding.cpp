@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "bf16_support.h"
 #include "decode/search.h"
 #include "ops/gemm.h"
 #include "ops/linear.h"
@@ -118,10 +119,7 @@ TEST_CASE("int8 decoding stays close to f32 and f32 after it is bit for bit as b
 }
 
 TEST_CASE("bf16 decoding stays close to f32 where the CPU has bf16 matmuls", "[models][quantize]") {
-  if (!ops::bf16_gemm_supported()) {
-    WARN("skipped: oneDNN has no bf16 matmul on this CPU (it needs AVX-512)");
-    return;
-  }
+  ATTN_SKIP_UNLESS_BF16_MATMUL();
   TinyModelKind kind = GENERATE(from_range(testing::tiny_model_kinds()));
   INFO(kind.label);
   auto [batch, model, f32_logits, f32_tokens] = fitted_model(kind);

@@ -51,7 +51,7 @@ TEST_CASE("the rnn encoder ignores padding: real positions are equal at S = 8 an
   check_same_real_states(states_of(*model, alone), 0, alone.src_len, b, 2, 16, alone.src_lengths[0], 8);
 }
 
-TEST_CASE("rnn gradients match finite differences through the whole model (BPTT)", "[models][rnn][grad]") {
+TEST_CASE("rnn gradients match finite differences through the whole model (BPTT)", "[models][rnn][grad][slow]") {
   std::string cell = GENERATE(from_range(testing::recurrent_cell_names()));
   INFO(cell);
   models::RnnAttentionOptions options = attn::testing::tiny_rnn_options(cell);

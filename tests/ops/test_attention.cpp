@@ -323,7 +323,7 @@ TEST_CASE("attention dropout: inverted scaling - same stream same mask - gradien
 }
 
 TEST_CASE("attention in bf16 precision: output and gradients within bf16 rounding of f32", "[ops][attention][bf16]") {
-  if (testing::no_bf16_matmul()) return;
+  ATTN_SKIP_UNLESS_BF16_MATMUL();
   for (const Problem& p : problems()) {
     DYNAMIC_SECTION(describe(p)) {
       // Output and the three input gradients, for a fixed output gradient.

@@ -183,7 +183,7 @@ TEST_CASE("linear_cross_entropy refuses targets outside the vocabulary and misma
 // that may land one bf16 step (2^-8 relative) apart.
 TEST_CASE("linear_cross_entropy in bf16 agrees with the unfused bf16 linear + cross_entropy",
           "[ops][linear_cross_entropy][bf16]") {
-  if (testing::no_bf16_matmul()) return;
+  ATTN_SKIP_UNLESS_BF16_MATMUL();
   const int64_t rows = 37, width = 32, vocab = 300;
   Tensor x = random_tensor({rows, width}, 17), w = random_tensor({vocab, width}, 18, 0.3f);
   MatmulWeight weight;

@@ -136,7 +136,7 @@ TEST_CASE("linear_relu gradients match finite differences", "[ops][linear][grad]
 TEST_CASE("linear_relu is relu(linear) bit for bit - values and every gradient in f32 and bf16", "[ops][linear]") {
   Precision precision = GENERATE(Precision::f32, Precision::bf16);
   INFO(choice_name(precision));
-  if (precision == Precision::bf16 && testing::no_bf16_matmul()) return;
+  if (precision == Precision::bf16) ATTN_SKIP_UNLESS_BF16_MATMUL();
   // Each run gets its own leaves, so that the two sets of gradients are separate.
   auto run = [&](bool fused) {
     Tensor x = random_tensor({6, 7, 24}, 44);

@@ -50,7 +50,7 @@ TEST_CASE("a packed weight gives the plain weight's products for 1 to 160 rows -
           "[ops][packed]") {
   Precision precision = GENERATE(Precision::f32, Precision::bf16, Precision::int8);
   INFO(choice_name(precision));
-  if (precision == Precision::bf16 && testing::no_bf16_matmul()) return;
+  if (precision == Precision::bf16) ATTN_SKIP_UNLESS_BF16_MATMUL();
   Tensor w = random_tensor({kOuter, kInner}, 31, 0.5f, false);
   Tensor bias = random_tensor({kOuter}, 32, 1.f, false);
   MatmulWeight packed = packed_weight(w, precision);
@@ -141,7 +141,7 @@ TEST_CASE("preparing a weight again drops its packed copy - which no longer matc
 }
 
 TEST_CASE("bf16 training's packed weight gives the plain weight's values and gradients", "[ops][packed][grad]") {
-  if (testing::no_bf16_matmul()) return;
+  ATTN_SKIP_UNLESS_BF16_MATMUL();
   bool relu = GENERATE(false, true);
   INFO("relu " << relu);
   auto run = [&](bool packed) {

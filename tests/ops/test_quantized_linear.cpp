@@ -109,7 +109,7 @@ TEST_CASE("quantized_linear refuses an input that does not fit the weight", "[op
 }
 
 TEST_CASE("bf16 linear equals the f32 one within bf16 rounding where the CPU has bf16 matmuls", "[ops][quantize]") {
-  if (testing::no_bf16_matmul()) return;
+  ATTN_SKIP_UNLESS_BF16_MATMUL();
   const int64_t inner = 64, cols = 24;
   Tensor x = random_tensor({5, inner}, 21, 1.f, false);
   Tensor w = random_tensor({cols, inner}, 22, 0.5f, false);
@@ -128,7 +128,7 @@ TEST_CASE("bf16 linear equals the f32 one within bf16 rounding where the CPU has
 
 TEST_CASE("bf16 training linear: y dx and dW are the products of the bf16-rounded operands - dW in the f32 parameter",
           "[ops][quantize][bf16]") {
-  if (testing::no_bf16_matmul()) return;
+  ATTN_SKIP_UNLESS_BF16_MATMUL();
   const int64_t rows = 6, inner = 40, cols = 24;
   Tensor x = random_tensor({2, 3, inner}, 31, 1.f, true);
   Tensor w = random_tensor({cols, inner}, 32, 0.5f, true);

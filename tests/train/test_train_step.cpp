@@ -39,7 +39,7 @@ train::StepStats one_step(train::TrainStep& step, const data::Batch& batch, int6
 }  // namespace
 
 TEST_CASE("bf16 training multiplies with copies of the updated master weights at every step", "[train][bf16]") {
-  if (testing::no_bf16_matmul()) return;
+  ATTN_SKIP_UNLESS_BF16_MATMUL();
   auto kind = GENERATE(from_range(testing::tiny_model_kinds()));  // every family and recurrent cell
   INFO(kind.label);
   io::Config config = config_in(kind, Precision::bf16);
@@ -66,7 +66,7 @@ TEST_CASE("bf16 training multiplies with copies of the updated master weights at
 }
 
 TEST_CASE("a bf16 training step's loss and gradient norm are within bf16 rounding of f32's", "[train][bf16]") {
-  if (testing::no_bf16_matmul()) return;
+  ATTN_SKIP_UNLESS_BF16_MATMUL();
   auto kind = GENERATE(from_range(testing::tiny_model_kinds()));  // every family and recurrent cell
   INFO(kind.label);
   data::Batch batch = batch_of(make_examples(kTinyPairs));

@@ -214,7 +214,7 @@ TEST_CASE("a resumed run (--resume) reaches the parameters and optimizer state o
 
 TEST_CASE("bf16 training: --resume is bit for bit and validating the moving average midway changes nothing",
           "[train][resume][bf16]") {
-  if (testing::no_bf16_matmul()) return;
+  ATTN_SKIP_UNLESS_BF16_MATMUL();
   // The bf16 copies of the weights must follow every change of the f32 masters: the update, a
   // resume, and the swap to the moving average and back around a validation.
   const json train = {{"max_steps", 9}, {"save_every", 3}, {"ema_decay", 0.75}, {"precision", "bf16"}};
