@@ -142,7 +142,7 @@ TEST_CASE("a source at the position limit never runs the decoder past the table"
   CHECK_THROWS_WITH(decode::greedy_search(*fixture.model, batch, options), Catch::Contains("max_positions"));
 }
 
-TEST_CASE("20000 short lines give 20000 translations in input order", "[decode][translator]") {
+TEST_CASE("20000 short lines give 20000 translations in input order", "[decode][translator][slow]") {
   Fixture fixture;
   std::istringstream text(attn::testing::synthetic_text(20000, 7));
   std::vector<std::string> lines;
