@@ -3,6 +3,7 @@
 //   attn-average --model runs/en-it --last 5 --out runs/en-it/checkpoint.avg5.safetensors
 //   attn-average --model runs/en-it --out avg.safetensors a.safetensors b.safetensors
 // --last N takes the run's newest N checkpoint.step-STEP.safetensors (train.keep_checkpoints).
+// Checkpoints of different runs (their metadata "run_id") are refused, naming two of them.
 #include <spdlog/spdlog.h>
 
 #include "app_main.h"
@@ -10,7 +11,7 @@
 #include "run_defaults.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"attn-average: average the parameters of checkpoints of one model into a new checkpoint"};
+  CLI::App app{"attn-average: average the parameters of checkpoints of one run into a new checkpoint"};
   using attn::apps::at_least;
   std::string model_dir, out;
   std::vector<std::string> files;

@@ -9,7 +9,8 @@
 #   --config FILE     another config (default: configs/en-it.json)
 #   --set k=v         config overrides, passed to attn-train
 #   --restart         start the run over: attn-train --restart moves the earlier (or an
-#                     unfinished) run into a dated subfolder of its directory
+#                     unfinished) run, with this job's outputs (checkpoint.average, test.*),
+#                     into a dated subfolder of its directory
 # Running it again resumes the run (and stops at once when it is finished), so it is safe to
 # repeat after an interruption. A run killed before its first checkpoint cannot be resumed:
 # attn-train then says so, and --restart starts it over.
@@ -26,7 +27,7 @@ while [ $# -gt 0 ]; do
     --config) config="$2"; shift 2 ;;
     --set) overrides+=(--set "$2"); shift 2 ;;
     --restart) restart=1; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "main-job: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done

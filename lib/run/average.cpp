@@ -1,6 +1,7 @@
 #include "run/average.h"
 
 #include <filesystem>
+#include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
 
@@ -37,10 +38,32 @@ std::string metadata_or_empty(const std::map<std::string, std::string>& metadata
   return found == metadata.end() ? std::string() : found->second;
 }
 
+std::string run_of(const std::string& path, const std::string& run_id) {
+  return path + (run_id.empty() ? " records no run id (saved before run ids existed)" : " is of run " + run_id);
+}
+
+// Different runs have unrelated weights, even with one model and vocabulary: their mean is
+// noise. Checked on the headers, before any tensor is read. A checkpoint without a run id
+// averages only with others without: they cannot be told apart, which is said.
+void check_one_run(const std::vector<std::string>& checkpoints) {
+  const std::string& first = checkpoints.front();
+  const std::string first_id = run_id_of(first, io::read_safetensors_metadata(first));
+  for (const std::string& path : checkpoints) {
+    const std::string id = run_id_of(path, io::read_safetensors_metadata(path));
+    ATTN_CHECK(id == first_id, run_of(path, id), " but ", run_of(first, first_id),
+               ": checkpoints of different runs cannot be averaged; average checkpoints of one run");
+  }
+  if (first_id.empty() && checkpoints.size() > 1)
+    spdlog::warn(
+        "the checkpoints record no run id (saved before run ids existed): that they are of one run is not "
+        "checked");
+}
+
 }  // namespace
 
 Averaged average_parameters(const std::vector<std::string>& checkpoints) {
   ATTN_CHECK(!checkpoints.empty(), "no checkpoints to average");
+  check_one_run(checkpoints);
   Averaged averaged;
   std::map<std::string, std::vector<double>> sums;
   std::map<std::string, Tensor> reference;
@@ -76,7 +99,7 @@ void average_checkpoints(const std::vector<std::string>& checkpoints, const std:
   ATTN_CHECK(overwrite || !fs::exists(out), out, " exists; choose another --out, or --force to replace it");
   Averaged averaged = average_parameters(checkpoints);
   io::CheckpointExtras extras;
-  for (const char* key : {"config", kVocabDigestsKey})
+  for (const char* key : {"config", kVocabDigestsKey, kRunIdKey})
     if (averaged.metadata.count(key)) extras.metadata[key] = averaged.metadata.at(key);
   nlohmann::json names = nlohmann::json::array();
   for (const std::string& path : checkpoints) names.push_back(fs::path(path).filename().string());

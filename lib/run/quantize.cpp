@@ -42,7 +42,7 @@ void copy_vocabulary(const std::string& model_path, const std::string& out_dir) 
 io::CheckpointExtras kept_metadata(const std::string& checkpoint) {
   io::CheckpointExtras extras;
   std::map<std::string, std::string> metadata = io::read_safetensors_metadata(checkpoint);
-  for (const char* key : {kVocabDigestsKey, "config", "train_state"})
+  for (const char* key : {kVocabDigestsKey, kRunIdKey, "config", "train_state"})
     if (metadata.count(key)) extras.metadata[key] = metadata.at(key);
   extras.metadata["quantized_from"] = fs::path(checkpoint).filename().string();
   return extras;

@@ -1,8 +1,11 @@
 #include "run/run_files.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <random>
 
 #include <nlohmann/json.hpp>
 
@@ -54,6 +57,99 @@ std::vector<std::string> step_checkpoints(const std::string& dir) {
   std::vector<std::string> paths;
   for (auto& [step, path] : found) paths.push_back(std::move(path));
   return paths;
+}
+
+namespace {
+
+struct EntryPattern {
+  const char* glob;  // a name, or a name with one '*' standing for any characters
+  RunEntry kind;
+  bool directory = false;
+};
+
+// The list of run_files.h, in the order messages name files; the first that matches decides.
+const EntryPattern kEntryPatterns[] = {
+    {"config.json", RunEntry::run_file},
+    {"vocab.sha256", RunEntry::run_file},
+    {"train.log.jsonl", RunEntry::run_file},
+    {"checkpoint.best.safetensors", RunEntry::run_file},
+    {"checkpoint.last.safetensors", RunEntry::run_file},
+    {"checkpoint.average.safetensors", RunEntry::run_file},
+    {"checkpoint.step-*.safetensors", RunEntry::run_file},
+    {"*.safetensors", RunEntry::run_file},
+    {"alignment.json", RunEntry::run_file},
+    {"test.*", RunEntry::run_file},
+    {"spm.model", RunEntry::vocabulary},
+    {"spm.vocab", RunEntry::vocabulary},
+    {"spm.src.model", RunEntry::vocabulary},
+    {"spm.src.vocab", RunEntry::vocabulary},
+    {"spm.tgt.model", RunEntry::vocabulary},
+    {"spm.tgt.vocab", RunEntry::vocabulary},
+    {"*.tmp", RunEntry::leftover},        // io/atomic_file.h's PATH.tmp
+    {"*.tmp.model", RunEntry::leftover},  // a vocabulary being trained (train/run_directory.cpp)
+    {"*.tmp.vocab", RunEntry::leftover},
+    {"train.lock", RunEntry::lock},
+    {"previous-run-*", RunEntry::earlier_run, true},
+};
+constexpr size_t kNoPattern = std::size(kEntryPatterns);
+
+bool glob_matches(const std::string& glob, const std::string& name) {
+  const size_t star = glob.find('*');
+  if (star == std::string::npos) return glob == name;
+  const size_t suffix = glob.size() - star - 1;
+  return name.size() >= glob.size() - 1 && name.compare(0, star, glob, 0, star) == 0 &&
+         name.compare(name.size() - suffix, suffix, glob, star + 1, suffix) == 0;
+}
+
+// The index in kEntryPatterns of the pattern `name` matches, or kNoPattern.
+size_t pattern_of(const std::string& name, bool is_directory) {
+  for (size_t i = 0; i < kNoPattern; ++i)
+    if (kEntryPatterns[i].directory == is_directory && glob_matches(kEntryPatterns[i].glob, name)) return i;
+  return kNoPattern;
+}
+
+RunEntry kind_of(size_t pattern) { return pattern == kNoPattern ? RunEntry::unknown : kEntryPatterns[pattern].kind; }
+
+}  // namespace
+
+RunEntry run_entry_kind(const std::string& name, bool is_directory) { return kind_of(pattern_of(name, is_directory)); }
+
+std::vector<std::string> run_entries(const std::string& dir, RunEntry kind) {
+  std::vector<std::pair<size_t, std::string>> found;
+  if (!fs::exists(dir)) return {};
+  std::error_code error;
+  fs::directory_iterator entries(dir, error);
+  ATTN_CHECK(!error, "cannot read the run directory ", dir, ": ", error.message());
+  for (const fs::directory_entry& entry : entries) {
+    const std::string name = entry.path().filename().string();
+    std::error_code ignored;  // a dangling symlink is no directory
+    const size_t pattern = pattern_of(name, entry.is_directory(ignored));
+    if (kind_of(pattern) == kind) found.emplace_back(pattern, name);
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> names;
+  for (auto& [pattern, name] : found) names.push_back(std::move(name));
+  return names;
+}
+
+std::string new_run_id() {
+  std::random_device device;  // the system's entropy: two runs started at once still differ
+  std::string id;
+  for (int word = 0; word < 4; ++word) {
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(device()));
+    id += hex;
+  }
+  return id;
+}
+
+std::string run_id_of(const std::string& checkpoint, const std::map<std::string, std::string>& metadata) {
+  auto found = metadata.find(kRunIdKey);
+  if (found == metadata.end()) return "";  // saved before run ids
+  const std::string& id = found->second;
+  ATTN_CHECK(id.size() == 32 && id.find_first_not_of("0123456789abcdef") == std::string::npos, checkpoint,
+             ": checkpoint metadata \"", kRunIdKey, "\" is not 32 lowercase hex digits");
+  return id;
 }
 
 Vocabularies load_vocabularies(const RunPaths& paths) {

@@ -1,7 +1,8 @@
 #pragma once
 // The files of a run directory (config output_dir) that every program reads: their paths, the
-// vocabularies, and the vocabulary's SHA-256 record. What attn-train alone does with the
-// directory (its lock, the start rules, --restart) is train/run_directory.h's.
+// vocabularies, and the vocabulary's SHA-256 record; and the one list of what a run directory
+// may hold (run_entry_kind). What attn-train alone does with the directory (its lock, the start
+// rules, --restart) is train/run_directory.h's.
 //
 //   config.json                       the resolved config
 //   spm.model, spm.vocab              joint SentencePiece vocabulary (vocab.joint)
@@ -10,7 +11,12 @@
 //   checkpoint.best.safetensors       best by train.valid_metric
 //   checkpoint.last.safetensors       latest, with optimizer and training state (for --resume)
 //   checkpoint.step-STEP.safetensors  the newest train.keep_checkpoints saves, parameters only
+//   checkpoint.average.safetensors    tools/main-job.sh's average of the step checkpoints
+//   *.safetensors                     other checkpoints made from the run (attn-average --out)
 //   train.log.jsonl                   one JSON object per log line
+//   alignment.json                    the chosen attention extraction (attn-dump-attention --choose-alignment)
+//   test.*                            translations and scores of the test set (tools/main-job.sh)
+//   *.tmp, *.tmp.model, *.tmp.vocab   leftovers of writes interrupted by a kill
 //   train.lock                        locked (flock) by the attn-train using the directory; its PID
 //   previous-run-YYYYMMDD-HHMMSS/     an earlier run, moved aside by attn-train --restart
 #include <cstdint>
@@ -43,6 +49,35 @@ std::string step_checkpoint_path(const std::string& dir, int64_t step);
 
 // The checkpoint.step-STEP.safetensors files of `dir`, oldest step first.
 std::vector<std::string> step_checkpoints(const std::string& dir);
+
+// What an entry of a run directory is, by its name (the list above).
+enum class RunEntry {
+  run_file,     // written by a run or made from it: it makes the directory hold a run
+  vocabulary,   // spm.*: alone, a vocabulary supplied in advance
+  leftover,     // *.tmp...: an interrupted write, of no use
+  lock,         // train.lock
+  earlier_run,  // previous-run-*/
+  unknown,      // none of the above: not attn's to move
+};
+
+RunEntry run_entry_kind(const std::string& name, bool is_directory);
+
+// The names of the entries of `dir` of kind `kind`, in a fixed order for messages (config.json,
+// vocab.sha256, train.log.jsonl, the checkpoints ...; then by name); none when `dir` does not
+// exist.
+std::vector<std::string> run_entries(const std::string& dir, RunEntry kind);
+
+// The checkpoint metadata key that holds the identity of the run that wrote the checkpoint: 32
+// hex digits (128 random bits) drawn when a run starts (fresh or --restart) and kept by --resume.
+// attn-average refuses to mix checkpoints of different runs.
+inline constexpr const char* kRunIdKey = "run_id";
+
+// A new run id.
+std::string new_run_id();
+
+// The run id in `checkpoint`'s metadata, or "" for a checkpoint saved before run ids existed;
+// an error naming the checkpoint when it is not 32 hex digits.
+std::string run_id_of(const std::string& checkpoint, const std::map<std::string, std::string>& metadata);
 
 // Vocabulary file name (in the run directory, e.g. "spm.model") -> its SHA-256 in hex.
 using VocabDigests = std::map<std::string, std::string>;

@@ -20,16 +20,18 @@ constexpr const char* kEmaTensor = "ema";
 const char* CheckpointWriter::ema_tensor() { return kEmaTensor; }
 
 CheckpointWriter::CheckpointWriter(const io::Config& config, const run::RunPaths& paths,
-                                   const run::VocabDigests& digests)
+                                   const run::VocabDigests& digests, std::string run_id)
     : paths_(paths),
       keep_checkpoints_(config.train.keep_checkpoints),
       config_json_(io::config_to_json(config).dump()),
-      digests_json_(run::digests_to_json(digests)) {}
+      digests_json_(run::digests_to_json(digests)),
+      run_id_(std::move(run_id)) {}
 
 io::CheckpointExtras CheckpointWriter::run_metadata() const {
   io::CheckpointExtras extras;
   extras.metadata["config"] = config_json_;
   extras.metadata[run::kVocabDigestsKey] = digests_json_;
+  if (!run_id_.empty()) extras.metadata[run::kRunIdKey] = run_id_;
   return extras;
 }
 

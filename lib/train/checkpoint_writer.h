@@ -3,7 +3,8 @@
 // weights, Adam's moments, the moving average (train.ema_decay) and the TrainState, for exact
 // --resume; checkpoint.best the weights validated best; with train.keep_checkpoints, each save
 // of checkpoint.last also writes checkpoint.step-STEP (the weights validation uses, no optimizer
-// state) and keeps only the newest N. Every file carries the config and the vocabulary digests.
+// state) and keeps only the newest N. Every file carries the config, the vocabulary digests and
+// the run's id (run::kRunIdKey; none for a resumed run from before run ids).
 // Writes are atomic: a failed save is an error naming the file, and the previous one stays.
 #include <string>
 
@@ -19,7 +20,8 @@ namespace attn::train {
 
 class CheckpointWriter {
  public:
-  CheckpointWriter(const io::Config& config, const run::RunPaths& paths, const run::VocabDigests& digests);
+  CheckpointWriter(const io::Config& config, const run::RunPaths& paths, const run::VocabDigests& digests,
+                   std::string run_id);
 
   // checkpoint.last (and the step checkpoint); `ema` null without a moving average.
   void save_last(const ParameterStore& parameters, optim::Adam& adam, optim::Ema* ema, const TrainState& state);
@@ -38,6 +40,7 @@ class CheckpointWriter {
   int keep_checkpoints_;
   std::string config_json_;
   std::string digests_json_;
+  std::string run_id_;
 };
 
 }  // namespace attn::train

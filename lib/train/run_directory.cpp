@@ -22,13 +22,6 @@ namespace {
 
 // ---- what a directory holds ----------------------------------------------------------------
 
-// The files a run writes besides its vocabulary; any of them makes a directory hold a run.
-const std::vector<std::string> kRunFiles = {"config.json", "vocab.sha256", "train.log.jsonl",
-                                            "checkpoint.best.safetensors", "checkpoint.last.safetensors"};
-// Vocabulary files, joint or separate: alone, they are a vocabulary supplied in advance.
-const std::vector<std::string> kVocabFiles = {"spm.model",     "spm.vocab",     "spm.src.model",
-                                              "spm.src.vocab", "spm.tgt.model", "spm.tgt.vocab"};
-
 std::string name_of(const std::string& path) { return fs::path(path).filename().string(); }
 
 std::string join(const std::vector<std::string>& items) {
@@ -37,30 +30,21 @@ std::string join(const std::vector<std::string>& items) {
   return joined;
 }
 
-// Those of `names` present in `dir`, in the order given.
-std::vector<std::string> present(const std::string& dir, const std::vector<std::string>& names) {
-  std::vector<std::string> found;
-  for (const std::string& name : names)
-    if (fs::exists(fs::path(dir) / name)) found.push_back(name);
-  return found;
-}
+// The files of a run present in `dir` (run/run_files.h): any of them makes it hold a run.
+std::vector<std::string> run_files(const std::string& dir) { return run::run_entries(dir, run::RunEntry::run_file); }
 
-bool is_run_file(const std::string& name) {
-  auto listed = [&](const std::vector<std::string>& names) {
-    return std::find(names.begin(), names.end(), name) != names.end();
-  };
-  return listed(kRunFiles) || listed(kVocabFiles);
-}
-
-// A run file, or the leftover of an interrupted write of one: PATH.tmp (io/atomic_file.h) or
-// spm.tmp.model (a vocabulary being trained).
-bool belongs_to_run(const std::string& name) {
-  const size_t tmp = name.find(".tmp");
-  return is_run_file(name) || (tmp != std::string::npos && is_run_file(name.substr(0, tmp) + name.substr(tmp + 4)));
+// What --restart moves: the run's files, its vocabulary and the leftovers of interrupted writes.
+std::vector<std::string> files_to_move_aside(const std::string& dir) {
+  std::vector<std::string> names = run_files(dir);
+  for (run::RunEntry kind : {run::RunEntry::vocabulary, run::RunEntry::leftover}) {
+    std::vector<std::string> more = run::run_entries(dir, kind);
+    names.insert(names.end(), more.begin(), more.end());
+  }
+  return names;
 }
 
 [[noreturn]] void refuse_unfinished_run(const run::RunPaths& paths, const std::string& prefix) {
-  std::vector<std::string> files = present(paths.dir, kRunFiles), vocab = present(paths.dir, kVocabFiles);
+  std::vector<std::string> files = run_files(paths.dir), vocab = run::run_entries(paths.dir, run::RunEntry::vocabulary);
   files.insert(files.end(), vocab.begin(), vocab.end());
   throw Error(prefix + "the run directory " + paths.dir + " holds an unfinished run (" + join(files) + ") but no " +
               name_of(paths.last_checkpoint) +
@@ -80,19 +64,31 @@ void refuse_quantized_run(const run::RunPaths& paths, const std::string& prefix)
 void check_resumable(const run::RunPaths& paths) {
   refuse_quantized_run(paths, "--resume: ");
   if (fs::exists(paths.last_checkpoint)) return;
-  ATTN_CHECK(!present(paths.dir, kRunFiles).empty(), "--resume: there is no run to resume in ", paths.dir, " (no ",
+  ATTN_CHECK(!run_files(paths.dir).empty(), "--resume: there is no run to resume in ", paths.dir, " (no ",
              name_of(paths.last_checkpoint), ")");
   refuse_unfinished_run(paths, "--resume: ");
 }
 
 // Never overwrite a run by accident: an existing run continues only when asked to.
 void check_fresh(const run::RunPaths& paths) {
-  if (present(paths.dir, kRunFiles).empty()) return;
+  if (run_files(paths.dir).empty()) return;
   refuse_quantized_run(paths, "");
   ATTN_CHECK(!fs::exists(paths.last_checkpoint), "the run directory ", paths.dir,
              " already holds a run. Continue it with --resume, start it over with --restart (which moves its files "
              "into a dated subfolder), or set another output_dir");
   refuse_unfinished_run(paths, "");
+}
+
+// --restart moves a run's own files and nothing else. A file it does not know may be the user's
+// (not to be moved unasked) or the earlier run's (not to be left beside the new one): it stops.
+void refuse_unknown_files(const run::RunPaths& paths) {
+  const std::vector<std::string> unknown = run::run_entries(paths.dir, run::RunEntry::unknown);
+  const bool one = unknown.size() == 1;
+  ATTN_CHECK(unknown.empty(), "--restart: the run directory ", paths.dir, " holds ", join(unknown),
+             one ? ", which is not a file of a run" : ", which are not files of a run",
+             ": --restart moves only a run's own files aside, so that nothing else is moved unasked or mixed with the "
+             "new run. Move ",
+             one ? "it" : "them", " out of ", paths.dir, ", then --restart again");
 }
 
 [[noreturn]] void refuse_in_use(const run::RunPaths& paths) {
@@ -207,7 +203,13 @@ fs::path new_aside_folder(const run::RunPaths& paths, std::time_t when) {
 }  // namespace
 
 void check_can_start(const run::RunPaths& paths, StartMode mode) {
-  if (mode != StartMode::resume) return;
+  if (mode == StartMode::fresh) return;
+  if (mode == StartMode::restart) {
+    if (!fs::is_directory(paths.dir)) return;
+    if (io::lock_is_held(paths.lock)) refuse_in_use(paths);
+    refuse_unknown_files(paths);
+    return;
+  }
   ATTN_CHECK(fs::is_directory(paths.dir), "--resume: there is no run to resume: the run directory ", paths.dir,
              " (config key output_dir) does not exist");
   // A running trainer's directory may not hold checkpoint.last yet: say it is in use instead.
@@ -223,25 +225,30 @@ OpenedRun open_run_directory(const io::Config& config, const run::RunPaths& path
   // Checked again under the lock: another attn-train may have changed the directory since.
   if (mode == StartMode::resume) {
     check_resumable(paths);
-    return {std::move(lock), resumed_vocabularies(config, paths)};
+    // The run keeps its id; one from before run ids stays without, so that its step
+    // checkpoints still average together.
+    std::string run_id = run::run_id_of(paths.last_checkpoint, io::read_safetensors_metadata(paths.last_checkpoint));
+    run::Vocabularies vocab = resumed_vocabularies(config, paths);
+    return {std::move(lock), std::move(vocab), std::move(run_id)};
   }
   if (mode == StartMode::restart) {
     const std::string folder = move_run_aside(paths, std::time(nullptr));
     if (!folder.empty()) spdlog::info("--restart: the earlier run's files are now in {}", folder);
   }
   check_fresh(paths);
-  return {std::move(lock), new_vocabularies(config, paths)};
+  run::Vocabularies vocab = new_vocabularies(config, paths);
+  return {std::move(lock), std::move(vocab), run::new_run_id()};
 }
 
 std::string move_run_aside(const run::RunPaths& paths, std::time_t when) {
-  std::vector<fs::path> entries;
-  for (const fs::directory_entry& entry : fs::directory_iterator(paths.dir))
-    if (!entry.is_directory() && belongs_to_run(entry.path().filename().string())) entries.push_back(entry.path());
-  if (entries.empty()) return "";
+  refuse_unknown_files(paths);
+  const std::vector<std::string> names = files_to_move_aside(paths.dir);
+  if (names.empty()) return "";
   const fs::path folder = new_aside_folder(paths, when);
-  for (const fs::path& entry : entries) {
+  for (const std::string& name : names) {
+    const fs::path entry = fs::path(paths.dir) / name;
     std::error_code error;
-    fs::rename(entry, folder / entry.filename(), error);
+    fs::rename(entry, folder / name, error);
     ATTN_CHECK(!error, "--restart: cannot move ", entry.string(), " into ", folder.string(), ": ", error.message());
   }
   return folder.string();

@@ -67,6 +67,7 @@ class TrainingRun {
   TrainingSchedule schedule_{config_.train};
   run::RunPaths paths_;
   std::optional<io::FileLock> lock_;  // rank 0's, held while the run lasts
+  std::string run_id_;                // rank 0's: written into every checkpoint
   run::Vocabularies vocab_;
   std::unique_ptr<data::TrainingStream> stream_;
   std::unique_ptr<models::Seq2SeqModel> model_;
@@ -81,17 +82,18 @@ class TrainingRun {
   Clock::time_point session_start_ = Clock::now();
 };
 
-// Rank 0 opens the run directory (lock, config, vocabulary) and keeps its lock in `lock`; the
-// other ranks wait for it, then read the vocabulary from it (output_dir must be on a file
-// system every rank sees).
+// Rank 0 opens the run directory (lock, config, vocabulary) and keeps its lock in `lock` and the
+// run's id in `run_id`; the other ranks wait for it, then read the vocabulary from it
+// (output_dir must be on a file system every rank sees).
 run::Vocabularies open_on_ranks(const io::Config& config, const run::RunPaths& paths, StartMode mode,
-                                dist::Communicator& world, std::optional<io::FileLock>& lock) {
+                                dist::Communicator& world, std::optional<io::FileLock>& lock, std::string& run_id) {
   if (!world.is_root()) {
     world.barrier();
     return run::load_vocabularies(paths);
   }
   OpenedRun opened = open_run_directory(config, paths, mode);
   lock = std::move(opened.lock);
+  run_id = std::move(opened.run_id);
   world.barrier();
   return std::move(opened.vocab);
 }
@@ -120,7 +122,7 @@ TrainingRun::TrainingRun(const io::Config& config, const TrainOptions& options, 
     : config_(config),
       options_(options),
       paths_(run::run_paths(config.output_dir, config.vocab.joint)),
-      vocab_(open_on_ranks(config, paths_, mode, world_, lock_)),
+      vocab_(open_on_ranks(config, paths_, mode, world_, lock_, run_id_)),
       // Each rank its own dropout stream: its rows are other sentences than rank 0's.
       dropout_seed_(mix64(static_cast<uint64_t>(config.train.seed) * 0x9e3779b97f4a7c15ull + 1, world_.rank())) {
   stream_ = make_training_stream(config, vocab_);
@@ -131,7 +133,7 @@ TrainingRun::TrainingRun(const io::Config& config, const TrainOptions& options, 
   if (world_.is_root()) {
     validator_ = std::make_unique<Validator>(config, vocab_);
     log_ = std::make_unique<ProgressLog>(paths_.log);
-    checkpoints_ = std::make_unique<CheckpointWriter>(config_, paths_, vocab_.digests);
+    checkpoints_ = std::make_unique<CheckpointWriter>(config_, paths_, vocab_.digests, run_id_);
   }
   spdlog::info("model: {} with {} parameters", model_->family(), model_->parameters().parameter_count());
   // auto records what it measured and chose; a precision asked by name needs no record.

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -14,7 +15,9 @@
 #include "apps/app_fixtures.h"
 #include "data/data_fixtures.h"
 #include "io/file_lock.h"
+#include "io/safetensors.h"
 #include "run/load_run.h"
+#include "run/run_files.h"
 #include "train/train_state.h"
 #include "wait_until.h"
 
@@ -143,6 +146,88 @@ TEST_CASE("attn-train refuses a run without checkpoint.last saying what is there
   for (const char* name : {"config.json", "spm.model", "spm.vocab", "vocab.sha256"})
     CHECK(fs::exists(folders[0] + "/" + name));
   CHECK(logged_steps(run_dir + "/train.log.jsonl", "train") == std::vector<int64_t>{10, 20});  // no step twice
+}
+
+namespace {
+
+// Every file of `dir` (not its folders) -> its bytes.
+std::map<std::string, std::string> files_of(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.is_regular_file()) files[entry.path().filename().string()] = read_text(entry.path().string());
+  return files;
+}
+
+std::string run_id_in(const std::string& checkpoint) {
+  return run::run_id_of(checkpoint, io::read_safetensors_metadata(checkpoint));
+}
+
+}  // namespace
+
+TEST_CASE(
+    "attn-train --restart of a run with step checkpoints overwrites and mixes nothing - attn-average refuses "
+    "checkpoints of two runs",
+    "[cli][run_directory][restart][average]") {
+  TempDir dir;
+  const std::string config =
+      write_tiny_setup(dir, {{"max_steps", 20}, {"save_every", 5}, {"valid_every", 10}, {"keep_checkpoints", 3}});
+  const std::string run_dir = dir.file("run"), model = "--model " + quoted(run_dir);
+  REQUIRE(run_program(dir, "attn-train", train_args(config)).exit_code == 0);  // keeps steps 10, 15 and 20
+  // What tools/main-job.sh leaves: the average, the test set's translation and its score.
+  REQUIRE(
+      run_program(dir, "attn-average", model + " --last 3 --out " + quoted(run_dir + "/checkpoint.average.safetensors"))
+          .exit_code == 0);
+  REQUIRE(run_program(dir, "attn-translate", model + " --output " + quoted(run_dir + "/test.beam5.txt"),
+                      dir.file("valid.src"))
+              .exit_code == 0);
+  write_lines(run_dir + "/test.beam5.score", {"BLEU = 1.0"});
+  std::map<std::string, std::string> old_files = files_of(run_dir);
+  old_files.erase("train.lock");
+  const std::string old_id = run_id_in(run_dir + "/checkpoint.last.safetensors");
+
+  // A shorter run this time: it saves checkpoint.step-10 again, a name the old run used.
+  Result restarted = run_program(dir, "attn-train", train_args(config, " --restart --set train.max_steps=10"));
+  INFO("attn-train --restart stderr:\n" << restarted.err);
+  REQUIRE(restarted.exit_code == 0);
+  const std::vector<std::string> folders = aside_folders(run_dir);
+  REQUIRE(folders.size() == 1);
+  CHECK(files_of(folders[0]) == old_files);  // every file of the old run moved, byte for byte
+  std::vector<std::string> kept;
+  for (const std::string& path : run::step_checkpoints(run_dir)) kept.push_back(fs::path(path).filename().string());
+  CHECK(kept == std::vector<std::string>{"checkpoint.step-5.safetensors", "checkpoint.step-10.safetensors"});
+  for (const char* gone : {"checkpoint.average.safetensors", "test.beam5.txt", "test.beam5.score"})
+    CHECK_FALSE(fs::exists(run_dir + "/" + gone));
+  const std::string new_id = run_id_in(run_dir + "/checkpoint.last.safetensors");
+  CHECK(new_id != old_id);
+  for (const std::string& path : run::step_checkpoints(run_dir)) CHECK(run_id_in(path) == new_id);
+
+  Result averaged = run_program(dir, "attn-average", model + " --last 2 --out " + quoted(dir.file("new.safetensors")));
+  INFO("attn-average stderr:\n" << averaged.err);
+  CHECK(averaged.exit_code == 0);
+  CHECK(run_id_in(dir.file("new.safetensors")) == new_id);
+  const std::string new_step = run_dir + "/checkpoint.step-10.safetensors";
+  const std::string old_step = folders[0] + "/checkpoint.step-20.safetensors";
+  Result mixed =
+      run_program(dir, "attn-average",
+                  "--out " + quoted(dir.file("mixed.safetensors")) + " " + quoted(new_step) + " " + quoted(old_step));
+  check_refused(mixed, old_step + " is of run " + old_id + " but " + new_step + " is of run " + new_id +
+                           ": checkpoints of different runs cannot be averaged");
+  CHECK_FALSE(fs::exists(dir.file("mixed.safetensors")));
+}
+
+TEST_CASE("attn-train --restart refuses a file that is not a run's - naming it, before any work",
+          "[cli][run_directory][restart]") {
+  TempDir dir;
+  const std::string config = write_tiny_setup(dir, kTwentySteps);
+  const std::string run_dir = dir.file("run");
+  REQUIRE(run_program(dir, "attn-train", train_args(config)).exit_code == 0);
+  write_lines(run_dir + "/notes.txt", {"mine"});
+  const std::map<std::string, std::string> before = files_of(run_dir);
+  fs::remove(dir.file("train.src"));  // reading the corpus would fail differently
+  check_refused(run_program(dir, "attn-train", train_args(config, " --restart")),
+                "--restart: the run directory " + run_dir + " holds notes.txt, which is not a file of a run");
+  CHECK(files_of(run_dir) == before);
+  CHECK(aside_folders(run_dir).empty());
 }
 
 TEST_CASE("a replaced vocabulary stops attn-train --resume and attn-translate - a deleted one is not trained anew",

@@ -15,11 +15,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A checkpoint with parameters "a" (2, 2) and "b" (3), holding `a` and `b`.
+// A checkpoint with parameters "a" (2, 2) and "b" (3), holding `a` and `b`, of run `run_id`
+// ("": none, as before run ids).
 void write_checkpoint(const std::string& path, const std::vector<float>& a, const std::vector<float>& b,
-                      const std::string& vocab = "{\"spm.model\":\"00\"}") {
+                      const std::string& vocab = "{\"spm.model\":\"00\"}", const std::string& run_id = "") {
   io::CheckpointExtras extras;
   extras.metadata = {{"config", "{\"model\":{}}"}, {run::kVocabDigestsKey, vocab}, {"train_state", "{}"}};
+  if (!run_id.empty()) extras.metadata[run::kRunIdKey] = run_id;
   extras.tensors["optimizer.m"] = Tensor::full({7}, 1.f);
   io::save_checkpoint(path, {{"a", Tensor::from_vector({2, 2}, a)}, {"b", Tensor::from_vector({3}, b)}}, extras);
 }
@@ -97,4 +99,53 @@ TEST_CASE("the last N step checkpoints are the newest by step number", "[run][av
   CHECK(fs::path(last[0]).filename() == "checkpoint.step-20.safetensors");
   CHECK(fs::path(last[1]).filename() == "checkpoint.step-100.safetensors");
   CHECK_THROWS_WITH(run::last_step_checkpoints(dir.path().string(), 5), Catch::Contains("has only 4"));
+}
+
+TEST_CASE("averaging refuses checkpoints of different runs - naming two files and their run ids",
+          "[run][average][restart]") {
+  TempDir dir;
+  const std::string vocab = "{\"spm.model\":\"00\"}";
+  const std::string run_a(32, 'a'), run_b(32, 'b');
+  const std::string a1 = dir.file("a1.safetensors"), a2 = dir.file("a2.safetensors");
+  write_checkpoint(a1, {1, 2, 3, 4}, {1, 2, 3}, vocab, run_a);
+  write_checkpoint(a2, {3, 4, 5, 6}, {3, 4, 5}, vocab, run_a);
+  const std::string out = dir.file("avg.safetensors");
+  SECTION("one run: the average records its id") {
+    run::average_checkpoints({a1, a2}, out, false);
+    CHECK(io::load_checkpoint(out).metadata.at(run::kRunIdKey) == run_a);
+  }
+  SECTION("another run") {
+    const std::string b = dir.file("b.safetensors");
+    write_checkpoint(b, {1, 2, 3, 4}, {1, 2, 3}, vocab, run_b);
+    CHECK_THROWS_WITH(run::average_checkpoints({a1, b, a2}, out, false),
+                      b + " is of run " + run_b + " but " + a1 + " is of run " + run_a +
+                          ": checkpoints of different runs cannot be averaged; average checkpoints of one run");
+    CHECK_FALSE(fs::exists(out));
+  }
+  SECTION("a checkpoint from before run ids among a run's") {
+    const std::string old = dir.file("old.safetensors");
+    write_checkpoint(old, {1, 2, 3, 4}, {1, 2, 3}, vocab);
+    CHECK_THROWS_WITH(
+        run::average_checkpoints({a1, old}, out, false),
+        Catch::StartsWith(old + " records no run id (saved before run ids existed) but " + a1 + " is of run " + run_a));
+    CHECK_THROWS_WITH(run::average_checkpoints({old, a1}, out, false),
+                      Catch::StartsWith(a1 + " is of run " + run_a + " but " + old + " records no run id"));
+    CHECK_FALSE(fs::exists(out));
+  }
+  SECTION("a malformed run id") {
+    const std::string bad = dir.file("bad.safetensors");
+    write_checkpoint(bad, {1, 2, 3, 4}, {1, 2, 3}, vocab, "not hex");
+    CHECK_THROWS_WITH(run::average_checkpoints({a1, bad}, out, false),
+                      bad + ": checkpoint metadata \"run_id\" is not 32 lowercase hex digits");
+  }
+}
+
+TEST_CASE("checkpoints from before run ids still average together - the average records none", "[run][average]") {
+  TempDir dir;
+  write_checkpoint(dir.file("1.safetensors"), {1, 2, 3, 4}, {1, 2, 3});
+  write_checkpoint(dir.file("2.safetensors"), {3, 4, 5, 6}, {3, 4, 5});
+  run::average_checkpoints({dir.file("1.safetensors"), dir.file("2.safetensors")}, dir.file("avg.safetensors"), false);
+  io::Checkpoint averaged = io::load_checkpoint(dir.file("avg.safetensors"));
+  CHECK(averaged.parameters.at("a").to_vector() == std::vector<float>{2, 3, 4, 5});
+  CHECK(averaged.metadata.count(run::kRunIdKey) == 0);
 }

@@ -32,7 +32,8 @@ TEST_CASE("checkpoint.last holds the optimizer state and TrainState - checkpoint
   optim::Adam adam(parameters);
   train::TrainState state;
   state.step = 7;
-  CheckpointWriter writer(config, paths, {{"spm.model", "abc"}});
+  const std::string run_id(32, 'c');
+  CheckpointWriter writer(config, paths, {{"spm.model", "abc"}}, run_id);
   writer.save_last(parameters, adam, nullptr, state);
   writer.save_best(parameters, state.step);
 
@@ -45,6 +46,8 @@ TEST_CASE("checkpoint.last holds the optimizer state and TrainState - checkpoint
   CHECK(best.extras.empty());
   CHECK(best.metadata.count("train_state") == 0);
   CHECK(best.metadata.at("config") == last.metadata.at("config"));
+  CHECK(last.metadata.at(run::kRunIdKey) == run_id);
+  CHECK(best.metadata.at(run::kRunIdKey) == run_id);
   CHECK(run::step_checkpoints(paths.dir).empty());  // train.keep_checkpoints 0
 }
 
@@ -54,7 +57,7 @@ TEST_CASE("a failed save with no previous checkpoint says that none was saved", 
   const run::RunPaths paths = run::run_paths(dir.file("missing"), true);
   ParameterStore parameters(1);
   build(parameters);
-  CheckpointWriter writer(config, paths, {});
+  CheckpointWriter writer(config, paths, {}, "");
   CHECK_THROWS_WITH(writer.save_best(parameters, 3), Catch::StartsWith("step 3: saving the checkpoint failed: ") &&
                                                          Catch::EndsWith("No checkpoint was saved."));
 }

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -13,7 +14,9 @@
 #include "io/checksum.h"
 #include "io/file_lock.h"
 #include "io/safetensors.h"
+#include "run/average.h"
 #include "run/load_run.h"
+#include "run/run_files.h"
 #include "train/run_directory.h"
 #include "train/train_fixtures.h"
 #include "train/trainer.h"
@@ -189,6 +192,19 @@ void drop_metadata(const std::string& path, const std::string& key) {
 
 const std::string kInUse = " is in use by attn-train process ";
 
+// The run id a checkpoint records ("" for none).
+std::string run_id_in(const std::string& checkpoint) {
+  return run::run_id_of(checkpoint, io::read_safetensors_metadata(checkpoint));
+}
+
+// Every file of `dir` (not its folders) -> its bytes.
+std::map<std::string, std::string> files_of(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.is_regular_file()) files[entry.path().filename().string()] = read_text(entry.path().string());
+  return files;
+}
+
 }  // namespace
 
 TEST_CASE("a second trainer on a locked run directory stops at once - naming the directory and the holder's PID",
@@ -251,7 +267,6 @@ TEST_CASE("restart (--restart) moves the old run into a dated subfolder - deleti
   train::train(run.config, {});
   fs::remove(run.last_checkpoint());
   const std::string best = read_text(run.best_checkpoint());
-  attn::testing::write_file(run.run_dir + "/notes.txt", "mine");  // not the run's: stays where it is
   train::train(run.config, restart_option());
 
   const std::vector<std::string> folders = aside_folders(run.run_dir);
@@ -261,7 +276,6 @@ TEST_CASE("restart (--restart) moves the old run into a dated subfolder - deleti
   CHECK(entries_of(aside) == std::vector<std::string>{"checkpoint.best.safetensors", "config.json", "spm.model",
                                                       "train.log.jsonl", "vocab.sha256"});
   CHECK(read_text(aside + "/checkpoint.best.safetensors") == best);
-  CHECK(read_text(run.run_dir + "/notes.txt") == "mine");
   // A new run from step 1, with a vocabulary trained anew (the supplied one moved aside too).
   CHECK(train_steps(run.run_dir + "/train.log.jsonl") == std::vector<int64_t>{1, 2});
   CHECK(run.last_state().step == 2);
@@ -282,6 +296,136 @@ TEST_CASE("restart (--restart) on a complete run moves it aside too - and with n
   train::train(empty.config, restart_option());
   CHECK(aside_folders(empty.run_dir).empty());
   CHECK(empty.last_state().step == 2);
+}
+
+TEST_CASE("restart (--restart) moves every file of a run - and the new run's files are its own, none overwritten",
+          "[train][run_directory][restart]") {
+  TinyRun run({{"max_steps", 4}, {"save_every", 2}, {"keep_checkpoints", 5}});
+  train::train(run.config, {});
+  const std::string dir = run.run_dir;
+  // What tools/main-job.sh, attn-dump-attention --choose-alignment and a killed save leave beside it.
+  run::average_checkpoints(run::step_checkpoints(dir), dir + "/checkpoint.average.safetensors", false);
+  attn::testing::write_file(dir + "/alignment.json", "{\"layer\": 0, \"head\": 1}\n");
+  attn::testing::write_file(dir + "/test.beam5.txt", "una frase\n");
+  attn::testing::write_file(dir + "/test.beam5.score", "BLEU = 1.0\n");
+  attn::testing::write_file(dir + "/checkpoint.step-6.safetensors.tmp", "a leftover of a killed save");
+  std::map<std::string, std::string> old_files = files_of(dir);
+  old_files.erase("train.lock");  // the directory's, not the run's: it stays
+  const std::string old_id = run_id_in(run.last_checkpoint());
+  for (const std::string name : {"checkpoint.step-2.safetensors", "checkpoint.step-4.safetensors",
+                                 "checkpoint.best.safetensors", "checkpoint.average.safetensors"})
+    CHECK(run_id_in(dir + "/" + name) == old_id);
+
+  // Stopped earlier this time: it saves checkpoint.step-2 again, the old run's name.
+  io::Config shorter = run.config;
+  shorter.train.max_steps = 2;
+  train::train(shorter, restart_option());
+
+  REQUIRE(aside_folders(dir).size() == 1);
+  const std::string aside = dir + "/" + aside_folders(dir)[0];
+  CHECK(files_of(aside) == old_files);  // every file moved, byte for byte
+  CHECK(entries_of(dir) == std::vector<std::string>{"checkpoint.best.safetensors", "checkpoint.last.safetensors",
+                                                    "checkpoint.step-2.safetensors", "config.json",
+                                                    aside_folders(dir)[0], "spm.model", "spm.vocab", "train.lock",
+                                                    "train.log.jsonl", "vocab.sha256"});
+  const std::string new_id = run_id_in(run.last_checkpoint());
+  CHECK_THAT(new_id, Catch::Matches("[0-9a-f]{32}"));
+  CHECK(new_id != old_id);
+  CHECK(run_id_in(run.best_checkpoint()) == new_id);
+  CHECK(run_id_in(dir + "/checkpoint.step-2.safetensors") == new_id);
+  // The old run's checkpoint beside the new one's: refused, naming both.
+  CHECK_THROWS_WITH(
+      run::average_parameters({dir + "/checkpoint.step-2.safetensors", aside + "/checkpoint.step-4.safetensors"}),
+      aside + "/checkpoint.step-4.safetensors is of run " + old_id + " but " + dir +
+          "/checkpoint.step-2.safetensors is of run " + new_id +
+          ": checkpoints of different runs cannot be averaged; average checkpoints of one run");
+}
+
+TEST_CASE("restart (--restart) refuses a directory holding files that are not a run's - naming them, moving nothing",
+          "[train][run_directory][restart]") {
+  TinyRun run(kTwoSteps);
+  train::train(run.config, {});
+  attn::testing::write_file(run.run_dir + "/notes.txt", "mine");
+  const std::vector<std::string> before = entries_of(run.run_dir);
+  CHECK(error_of_training(run.config, restart_option()) ==
+        "--restart: the run directory " + run.run_dir +
+            " holds notes.txt, which is not a file of a run: --restart moves only a run's own files aside, so that "
+            "nothing else is moved unasked or mixed with the new run. Move it out of " +
+            run.run_dir + ", then --restart again");
+  fs::create_directory(run.run_dir + "/eval");
+  CHECK_THROWS_WITH(train::move_run_aside(run::run_paths(run.run_dir, true), 1700000000),
+                    Catch::StartsWith("--restart: the run directory " + run.run_dir +
+                                      " holds eval, notes.txt, which are not files of a run: ") &&
+                        Catch::EndsWith("Move them out of " + run.run_dir + ", then --restart again"));
+  fs::remove(run.run_dir + "/eval");
+  CHECK(entries_of(run.run_dir) == before);  // nothing moved
+  CHECK(run.last_state().step == 2);
+
+  fs::remove(run.run_dir + "/notes.txt");
+  train::train(run.config, restart_option());
+  CHECK(aside_folders(run.run_dir).size() == 1);
+}
+
+TEST_CASE("a fresh start refuses step checkpoints or an average without the rest of their run",
+          "[train][run_directory][restart]") {
+  TinyRun run(kTwoSteps);
+  for (const std::string name : {"checkpoint.step-250.safetensors", "checkpoint.average.safetensors"}) {
+    INFO(name);
+    attn::testing::write_file(run.run_dir + "/" + name, "of some run");
+    CHECK(error_of_training(run.config) == "the run directory " + run.run_dir + " holds an unfinished run (" + name +
+                                               ", spm.model) but no checkpoint.last.safetensors to continue from: it "
+                                               "was stopped before its first save, or that file was deleted. Start it "
+                                               "over with --restart, which moves these files into a dated subfolder "
+                                               "of " +
+                                               run.run_dir + ", or set another output_dir");
+    fs::remove(run.run_dir + "/" + name);
+  }
+}
+
+TEST_CASE("every checkpoint records the run's id - --resume keeps it, and a run from before run ids stays without",
+          "[train][run_directory][restart]") {
+  TinyRun run({{"max_steps", 2}, {"save_every", 2}, {"keep_checkpoints", 3}});
+  train::train(run.config, {});
+  const std::string id = run_id_in(run.last_checkpoint());
+  CHECK_THAT(id, Catch::Matches("[0-9a-f]{32}"));
+  io::Config more = run.config;
+  more.train.max_steps = 4;
+  const std::string step_4 = run.run_dir + "/checkpoint.step-4.safetensors";
+  SECTION("resumed") {
+    train::train(more, resume_option());
+    CHECK(run.last_state().step == 4);
+    CHECK(run_id_in(run.last_checkpoint()) == id);
+    CHECK(run_id_in(step_4) == id);
+  }
+  SECTION("from before run ids") {
+    for (const std::string& path : run::step_checkpoints(run.run_dir)) drop_metadata(path, "run_id");
+    drop_metadata(run.last_checkpoint(), "run_id");
+    train::train(more, resume_option());
+    CHECK(run.last_state().step == 4);
+    CHECK(run_id_in(run.last_checkpoint()).empty());
+    CHECK(run_id_in(step_4).empty());
+    CHECK_NOTHROW(run::average_parameters(run::step_checkpoints(run.run_dir)));  // still one run's
+  }
+}
+
+TEST_CASE("run::run_entry_kind knows every file a run directory may hold", "[train][run_directory][restart]") {
+  using run::RunEntry;
+  for (const std::string name :
+       {"config.json", "vocab.sha256", "train.log.jsonl", "checkpoint.best.safetensors", "checkpoint.last.safetensors",
+        "checkpoint.average.safetensors", "checkpoint.step-250.safetensors", "avg5.safetensors", "alignment.json",
+        "test.beam5.txt", "test.beam5.score"})
+    CHECK(run::run_entry_kind(name, false) == RunEntry::run_file);
+  for (const std::string name : {"spm.model", "spm.vocab", "spm.src.model", "spm.tgt.vocab"})
+    CHECK(run::run_entry_kind(name, false) == RunEntry::vocabulary);
+  for (const std::string name :
+       {"config.json.tmp", "checkpoint.last.safetensors.tmp", "spm.tmp.model", "spm.src.tmp.vocab"})
+    CHECK(run::run_entry_kind(name, false) == RunEntry::leftover);
+  CHECK(run::run_entry_kind("train.lock", false) == RunEntry::lock);
+  CHECK(run::run_entry_kind("previous-run-20260101-120000-2", true) == RunEntry::earlier_run);
+  for (const std::string name : {"notes.txt", "config.yaml", "spm.model.bak", "test", "train.log"})
+    CHECK(run::run_entry_kind(name, false) == RunEntry::unknown);
+  CHECK(run::run_entry_kind("previous-run-20260101-120000", false) == RunEntry::unknown);  // a file, not a folder
+  CHECK(run::run_entry_kind("config.json", true) == RunEntry::unknown);
 }
 
 TEST_CASE("two restarts in the same second get two subfolders", "[train][run_directory]") {
