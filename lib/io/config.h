@@ -316,8 +316,7 @@ struct DecodeConfig {
     v("max_len_extra", max_len_extra, 10, "added to the max output length", at_least(0));
     v("batch_size", batch_size, 32, "sentences per batch", at_least(1));
     v("batch_tokens", batch_tokens, 2048,
-      "and at most this many source tokens per batch, sentences x the longest (eos included); 0 = no bound",
-      at_least(0));
+      "at most this many source tokens per batch, sentences x the longest (eos included); 0 = no bound", at_least(0));
     v("nbest", nbest, 1, "hypotheses returned per sentence (at most beam)", at_least(1));
     v("min_length", min_length, 0,
       "no eos before the output holds this many tokens (eos not counted; the max length wins); 0 = off", at_least(0));
