@@ -12,6 +12,7 @@
 
 #include "alignment_flags.h"
 #include "app_main.h"
+#include "config_flags.h"
 #include "core/check.h"
 #include "data/corpus.h"
 #include "decode/alignment_choice.h"
@@ -57,7 +58,9 @@ struct Flags {
   std::vector<std::string> model_dirs;  // a vector only to refuse an ensemble clearly
   std::string checkpoint, src_path, tgt_path, out_path, kind, precision, choose_path;
   bool no_save = false;
-  int layer = 0, head = 0, beam = 1, batch_size = 0, threads = 0;
+  // --beam stays this program's own: free mode is greedy whatever the run's decode.beam.
+  int layer = 0, head = 0, beam = 1;
+  attn::apps::ConfigFlags config;  // --batch-size, --threads: keys of the run's config
   bool average_heads = false;
   attn::apps::AlignmentFlags alignments;
   bool has_layer = false, has_head = false;
@@ -72,7 +75,6 @@ attn::decode::AttentionDumpOptions dump_options(const Flags& flags, const attn::
   if (flags.alignments.enabled()) options.selection = attn::decode::alignment_selection();
   options.translate = attn::decode::translate_options(config);
   options.translate.search.beam = flags.beam;  // free mode: greedy unless --beam
-  if (flags.batch_size > 0) options.translate.batch_size = flags.batch_size;
   return options;
 }
 
@@ -87,16 +89,15 @@ std::unique_ptr<attn::decode::AttentionWriter> attention_writer(std::ostream& ou
 
 // --choose-alignment: every extraction scored against the reference links, best first; the best
 // saved as the run's own unless --no-save.
-void choose_alignment(const Flags& flags, const attn::run::LoadedRun& run, const std::string& run_dir,
-                      const std::vector<std::string>& sources, const std::vector<std::string>& targets,
-                      std::ostream& out) {
+void choose_alignment(const Flags& flags, const attn::run::LoadedRun& run, const attn::io::Config& config,
+                      const std::string& run_dir, const std::vector<std::string>& sources,
+                      const std::vector<std::string>& targets, std::ostream& out) {
   const std::vector<std::string> lines = attn::data::read_lines(flags.choose_path);
   ATTN_CHECK(lines.size() == sources.size(), "--choose-alignment ", flags.choose_path, " has ", lines.size(),
              " lines but --src ", flags.src_path, " has ", sources.size());
   const std::vector<attn::eval::AlignmentLinks> reference =
       attn::eval::parse_alignment_lines(lines, "--choose-alignment '" + flags.choose_path + "'");
-  attn::decode::TranslateOptions options = attn::decode::translate_options(run.config);
-  if (flags.batch_size > 0) options.batch_size = flags.batch_size;
+  const attn::decode::TranslateOptions options = attn::decode::translate_options(config);
   const std::vector<attn::decode::RankedExtraction> ranked = attn::decode::rank_extractions(
       *run.model, run.vocab->source, run.vocab->target, sources, targets, reference, options);
   out << "rank\tAER\tprecision\trecall\textraction\n";
@@ -122,10 +123,12 @@ int dump(Flags& flags) {
   const std::string run_dir = attn::apps::resolve_model_dir(model_flag);
   attn::run::LoadedRun run =
       attn::run::load_run(run_dir, flags.checkpoint, attn::apps::precision_flag(flags.precision));
-  attn::dnn::set_num_threads(flags.threads > 0 ? flags.threads : run.config.train.threads);
+  const attn::io::Config config = flags.config.applied(run.config);
+  attn::dnn::set_num_threads(config.train.threads);
   std::optional<attn::apps::ReverseAligner> reverse;  // loaded before any output is opened
-  if (flags.alignments.symmetrized())
-    reverse.emplace(flags.alignments, attn::apps::precision_flag(flags.precision), flags.batch_size);
+  if (flags.alignments.symmetrized())                 // the reverse run's own batch size unless --batch-size
+    reverse.emplace(flags.alignments, attn::apps::precision_flag(flags.precision),
+                    flags.config.sets("decode.batch_size") ? config.decode.batch_size : 0);
   const std::vector<std::string> sources = attn::data::read_lines(flags.src_path);
   std::vector<std::string> targets;
   if (!flags.tgt_path.empty()) {
@@ -136,7 +139,7 @@ int dump(Flags& flags) {
   attn::apps::TextOutput output(flags.out_path, "the attention");
   std::ostream& out = output.stream();
   if (!flags.choose_path.empty()) {
-    choose_alignment(flags, run, run_dir, sources, targets, out);
+    choose_alignment(flags, run, config, run_dir, sources, targets, out);
     output.finish();
     return 0;
   }
@@ -162,7 +165,7 @@ int dump(Flags& flags) {
     if (!output.empty() && output.back() == target_vocab.eos_id()) output.pop_back();
     outputs[line] = target_vocab.decode(output);
   };
-  attn::decode::AttentionDumper dumper(*run.model, source_vocab, target_vocab, dump_options(flags, run.config));
+  attn::decode::AttentionDumper dumper(*run.model, source_vocab, target_vocab, dump_options(flags, config));
   if (flags.tgt_path.empty())
     dumper.translated(sources, sink);
   else
@@ -213,10 +216,9 @@ int main(int argc, char** argv) {
   app.add_option("--beam", flags.beam, "free mode: beam size; 1 = greedy (default: 1)")
       ->check(at_least(1))
       ->excludes(tgt);
-  app.add_option("--batch-size", flags.batch_size, "sentences per batch (default: decode.batch_size)")
-      ->check(at_least(1));
+  attn::apps::add_config_flag(app, "--batch-size", "decode.batch_size", flags.config);
   attn::apps::add_precision_option(app, flags.precision);
-  app.add_option("--threads", flags.threads, "OpenMP threads (default: train.threads)")->check(at_least(1));
+  attn::apps::add_config_flag(app, "--threads", "train.threads", flags.config);
   return attn::apps::run_app(app, argc, argv, [&] {
     flags.has_layer = layer->count() > 0;
     flags.has_head = head->count() > 0;

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "app_main.h"
+#include "config_flags.h"
 #include "core/stop_signal.h"
 #include "decode/alignment.h"
 #include "decode/alignment_choice.h"
@@ -27,7 +28,7 @@ namespace {
 struct Flags {
   attn::apps::EnsembleFlags ensemble;  // --model, --checkpoint, --weights
   std::string precision;
-  int beam = 0, batch_size = 0, threads = 0;
+  attn::apps::ConfigFlags config;  // --beam, --batch-size, --threads: keys of the runs' configs
   int max_batch_wait_ms = 5, read_timeout = 10, write_timeout = 10, request_timeout = 60;
   attn::serve::ServerOptions server;
 };
@@ -68,10 +69,10 @@ int serve(Flags& flags) {
   const std::vector<std::string> model_dirs = flags.ensemble.resolved_model_dirs();
   // The languages before anything binds: a run without them fails at once.
   const std::string config_path = attn::run::run_paths(model_dirs.front(), true).config;
-  const attn::io::Config config = attn::apps::run_config(model_dirs.front());
+  const attn::io::Config config = flags.config.applied(attn::apps::run_config(model_dirs.front()));
   const attn::serve::LanguagePair languages = attn::serve::run_languages(config, config_path);
   // The queue's batches are the decoder's batches.
-  flags.server.queue.batch_size = flags.batch_size > 0 ? flags.batch_size : config.decode.batch_size;
+  flags.server.queue.batch_size = config.decode.batch_size;
 
   flags.server.read_timeout = std::chrono::seconds(flags.read_timeout);
   flags.server.write_timeout = std::chrono::seconds(flags.write_timeout);
@@ -96,14 +97,14 @@ int serve(Flags& flags) {
       read_cross_attention(*models, model_dirs.front(), info);
     });
     const attn::run::LoadedRun& run = models->first();
-    std::vector<const attn::io::Config*> configs;
-    for (const attn::run::LoadedRun& member : models->runs) configs.push_back(&member.config);
-    attn::decode::TranslateOptions options = attn::decode::translate_options(configs);
-    if (flags.beam > 0) options.search.beam = flags.beam;
+    std::vector<attn::io::Config> configs;
+    for (const attn::run::LoadedRun& member : models->runs) configs.push_back(flags.config.applied(member.config));
+    std::vector<const attn::io::Config*> members;
+    for (const attn::io::Config& member : configs) members.push_back(&member);
+    attn::decode::TranslateOptions options = attn::decode::translate_options(members);
     options.batch_size = flags.server.queue.batch_size;
     options.search.nbest = 1;
-    backend.emplace(models->model(), run.vocab->source, run.vocab->target, options,
-                    flags.threads > 0 ? flags.threads : run.config.train.threads);
+    backend.emplace(models->model(), run.vocab->source, run.vocab->target, options, configs.front().train.threads);
     info.beam = options.search.beam;
     server.set_backend(*backend, info);
     spdlog::info("ready: {} -> {}, beam {}, batches of up to {} sentences, precision {}", languages.source,
@@ -130,12 +131,11 @@ int main(int argc, char** argv) {
   server.limits.char_limit = 5000;  // LibreTranslate's public instance has a limit of this order
   server.limits.max_sentences = 1000;
   attn::apps::add_ensemble_flags(app, flags.ensemble);
-  app.add_option("--beam", flags.beam, "beam size; 1 = greedy (default: the run's decode.beam)")->check(at_least(1));
-  app.add_option("--batch-size", flags.batch_size,
-                 "sentences per batch, gathered across requests (default: decode.batch_size)")
-      ->check(at_least(1));
+  attn::apps::add_config_flag(app, "--beam", "decode.beam", flags.config);
+  attn::apps::add_config_flag(app, "--batch-size", "decode.batch_size", flags.config,
+                              "sentences per batch, gathered across requests");
   attn::apps::add_precision_option(app, flags.precision);
-  app.add_option("--threads", flags.threads, "OpenMP threads of decoding (default: train.threads)")->check(at_least(1));
+  attn::apps::add_config_flag(app, "--threads", "train.threads", flags.config, "OpenMP threads of decoding");
   app.add_option("--host", server.host, "address to listen on (default 127.0.0.1: this machine only)");
   app.add_option("--port", server.port, "port to listen on; 0 = any free port, logged at start (default 8080)")
       ->check(attn::apps::in_range(0, 65535));

@@ -1,6 +1,7 @@
 // attn-train: trains a translation model from a JSON config.
 //   attn-train --config configs/en-it.json [--set train.max_steps=2000 ...] [--resume | --restart] [--dump-config]
 //   attn-train --config configs/en-it.json --print output_dir     one resolved value, for scripts
+//   attn-train --help-config      every config key: type, default, allowed values, help
 //   mpirun -np N attn-train --config ...     data-parallel over N ranks (docs/guide.md,
 //   "Training on several processes (MPI)")
 #include <iostream>
@@ -17,6 +18,13 @@ int main(int argc, char** argv) {
   std::string config_path;
   std::vector<std::string> overrides;
   bool resume = false, restart = false, dump_config = false;
+  app.add_flag_callback(
+      "--help-config",
+      [] {
+        std::cout << attn::io::config_settings_table();
+        throw CLI::Success();  // like --help: no --config needed
+      },
+      "print every config key with its type, default, allowed values and help, and exit");
   app.add_option("--config", config_path, "JSON config file (comments allowed)")->required();
   app.add_option("--set", overrides, "override a config key: --set train.max_steps=2000 (repeatable)");
   auto* resume_flag = app.add_flag("--resume", resume, "continue from OUTPUT_DIR/checkpoint.last.safetensors");

@@ -17,6 +17,7 @@
 
 #include "alignment_flags.h"
 #include "app_main.h"
+#include "config_flags.h"
 #include "decode/translator.h"
 #include "dnnl/context.h"
 #include "ensemble_flags.h"
@@ -29,28 +30,20 @@ namespace {
 struct Flags {
   attn::apps::EnsembleFlags ensemble;  // --model, --checkpoint, --weights
   std::string input, output, subset, precision;
-  int64_t batch_tokens = -1;  // -1: decode.batch_tokens
-  int beam = 0, batch_size = 0, nbest = 0, threads = 0, min_length = 0, no_repeat_ngram = 0;
-  float length_penalty = 0.f;
-  bool has_length_penalty = false, has_min_length = false, has_no_repeat_ngram = false, quiet = false;
+  attn::apps::ConfigFlags config;  // --beam, --nbest, --batch-size ...: decode.* of the runs' configs
+  int threads = 0;
+  bool quiet = false;
   attn::decode::SamplingOptions sampling;
   attn::apps::AlignmentFlags alignments;
 };
 
 attn::decode::TranslateOptions translate_options(const attn::run::LoadedEnsemble& models, const Flags& flags) {
-  std::vector<const attn::io::Config*> configs;
-  for (const attn::run::LoadedRun& run : models.runs) configs.push_back(&run.config);
-  attn::decode::TranslateOptions options = attn::decode::translate_options(configs);
-  if (flags.beam > 0) options.search.beam = flags.beam;
-  if (flags.nbest > 0) options.search.nbest = flags.nbest;
-  if (flags.has_length_penalty) options.search.length_penalty = flags.length_penalty;
-  if (flags.has_min_length) options.search.min_length = flags.min_length;
-  if (flags.has_no_repeat_ngram) options.search.no_repeat_ngram = flags.no_repeat_ngram;
-  if (flags.batch_size > 0) options.batch_size = flags.batch_size;
-  if (flags.batch_tokens >= 0) options.batch_tokens = flags.batch_tokens;
+  std::vector<attn::io::Config> configs;
+  for (const attn::run::LoadedRun& run : models.runs) configs.push_back(flags.config.applied(run.config));
+  std::vector<const attn::io::Config*> members;
+  for (const attn::io::Config& config : configs) members.push_back(&config);
+  attn::decode::TranslateOptions options = attn::decode::translate_options(members);
   options.search.sampling = flags.sampling;
-  ATTN_CHECK(options.search.nbest <= options.search.beam, "--nbest ", options.search.nbest,
-             " needs --beam of at least that");
   return options;
 }
 
@@ -169,26 +162,15 @@ int main(int argc, char** argv) {
   app.add_option(
       "--output", flags.output,
       "write this file, complete or not at all: it appears when all is translated (default: standard output)");
-  app.add_option("--beam", flags.beam, "beam size; 1 = greedy (default: the run's decode.beam)")->check(at_least(1));
-  app.add_option("--batch-size", flags.batch_size, "sentences per batch (default: decode.batch_size)")
-      ->check(at_least(1));
-  app.add_option("--batch-tokens", flags.batch_tokens,
-                 "at most N source tokens per batch, sentences x the longest; 0 = no bound (default: "
-                 "decode.batch_tokens)")
-      ->check(at_least(0));
-  app.add_option("--nbest", flags.nbest, "print N hypotheses per line as 'index ||| text ||| score'")
-      ->check(at_least(1));
-  auto* penalty =
-      app.add_option("--length-penalty", flags.length_penalty, "GNMT alpha (default: decode.length_penalty)")
-          ->check(at_least(0));
-  auto* min_length = app.add_option("--min-length", flags.min_length,
-                                    "no eos before the output holds N tokens (eos not counted; the max output length "
-                                    "wins); 0 = off (default: decode.min_length)")
-                         ->check(at_least(0));
-  auto* no_repeat_ngram =
-      app.add_option("--no-repeat-ngram", flags.no_repeat_ngram,
-                     "never repeat an n-gram of N tokens within an output; 0 = off (default: decode.no_repeat_ngram)")
-          ->check(at_least(0));
+  using attn::apps::add_config_flag;
+  add_config_flag(app, "--beam", "decode.beam", flags.config);
+  add_config_flag(app, "--batch-size", "decode.batch_size", flags.config);
+  add_config_flag(app, "--batch-tokens", "decode.batch_tokens", flags.config);
+  add_config_flag(app, "--nbest", "decode.nbest", flags.config,
+                  "print N hypotheses per line as 'index ||| text ||| score'");
+  add_config_flag(app, "--length-penalty", "decode.length_penalty", flags.config);
+  add_config_flag(app, "--min-length", "decode.min_length", flags.config);
+  add_config_flag(app, "--no-repeat-ngram", "decode.no_repeat_ngram", flags.config);
   auto* sample = app.add_flag("--sample", flags.sampling.enabled,
                               "sample each token instead of searching (back-translation, data augmentation)");
   sample->excludes("--beam")->excludes("--nbest")->excludes("--length-penalty");
@@ -208,10 +190,5 @@ int main(int argc, char** argv) {
   attn::apps::add_precision_option(app, flags.precision);
   app.add_option("--threads", flags.threads, "OpenMP threads (default: train.threads)")->check(at_least(1));
   app.add_flag("--quiet", flags.quiet, "no summary (lines, tokens, seconds, sentences/s) on stderr at the end");
-  return attn::apps::run_app(app, argc, argv, [&] {
-    flags.has_length_penalty = penalty->count() > 0;
-    flags.has_min_length = min_length->count() > 0;
-    flags.has_no_repeat_ngram = no_repeat_ngram->count() > 0;
-    return translate(flags);
-  });
+  return attn::apps::run_app(app, argc, argv, [&] { return translate(flags); });
 }

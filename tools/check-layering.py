@@ -15,7 +15,8 @@ import sys
 # Lowest first. Folders on one level are independent of each other.
 LEVELS = [
     ["core"],
-    ["dnnl", "autograd", "data", "io", "eval", "optim", "dist", "align"],
+    ["io"],
+    ["dnnl", "autograd", "data", "eval", "optim", "dist", "align"],
     ["ops"],
     ["layers"],
     ["models"],

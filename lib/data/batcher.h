@@ -17,13 +17,15 @@
 
 #include "data/batch.h"
 #include "data/corpus.h"
+#include "io/config.h"
 
 namespace attn::data {
 
 struct BatcherOptions {
-  int64_t batch_tokens = 4096;  // bound on B * max(S, T), padding included
-  int pad_multiple = 8;
-  uint64_t seed = 1;
+  // train.batch_tokens, pad_multiple and seed's declared defaults (io/config.h).
+  int64_t batch_tokens = io::defaults<io::TrainConfig>().batch_tokens;  // bound on B * max(S, T), padding included
+  int pad_multiple = io::defaults<io::TrainConfig>().pad_multiple;
+  uint64_t seed = uint64_t(io::defaults<io::TrainConfig>().seed);
   bool shuffle = true;
 };
 

@@ -14,12 +14,13 @@
 #include <cstdint>
 
 #include "data/packed_examples.h"
+#include "io/config.h"
 
 namespace attn::data {
 
 struct ConcatOptions {
-  double prob = 0;    // 0 = off
-  int max_pairs = 3;  // 2..4: pairs per joined example
+  double prob = io::defaults<io::DataConfig>().concat_prob;   // 0 = off
+  int max_pairs = io::defaults<io::DataConfig>().concat_max;  // 2..4: pairs per joined example
   bool on() const { return prob > 0; }
 };
 

@@ -47,6 +47,7 @@
 #include "data/pair_concat.h"
 #include "data/pair_reader.h"
 #include "data/vocab.h"
+#include "io/config.h"
 
 namespace attn::data {
 
@@ -57,13 +58,14 @@ struct CorpusFiles {
 };
 
 struct StreamOptions {
-  int64_t buffer_pairs = 1000000;  // pairs in a full window
-  int max_len = 100;               // as encode_example's: longer pairs are skipped and counted
+  int64_t buffer_pairs = io::defaults<io::DataConfig>().buffer_pairs;  // pairs in a full window
+  int max_len = io::defaults<io::DataConfig>().max_len;  // as encode_example's: longer pairs are skipped and counted
   BatcherOptions batching;
   int threads = 1;                // encoding threads while nothing trains (the first window, a resumed one)
   SegmentationSampling sampling;  // subword regularisation; off by default
   ConcatOptions concat;           // concatenated pairs; off by default
-  AlignmentLevel alignment_level = AlignmentLevel::words;  // what CorpusFiles::alignments count
+  AlignmentLevel alignment_level =
+      io::defaults<io::DataConfig>().train_alignments_level;  // what CorpusFiles::alignments count
 };
 
 // One corpus's reader: where it stands in its files, and how often it went through them.

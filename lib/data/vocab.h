@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/choice.h"
+#include "io/config.h"
 
 namespace sentencepiece {
 class SentencePieceProcessor;
@@ -41,12 +42,15 @@ struct SegmentationSampling {
 struct VocabTrainOptions {
   std::vector<std::string> inputs;  // plain UTF-8 text, one sentence per line
   std::string model_prefix;         // writes PREFIX.model and PREFIX.vocab
-  VocabType type = VocabType::unigram;
-  int vocab_size = 8000;            // exact: fewer possible pieces is an error
-  float character_coverage = 1.0f;  // share of characters kept as pieces; the rest map to unk
-  int64_t max_sentences = 2000000;  // a random sample of this many sentences when there are more
-  uint64_t seed = 1;                // SentencePiece's sampling seed
-  int threads = 0;                  // 0: OpenMP's default thread count
+  // vocab.* and train.seed's declared defaults (io/config.h).
+  VocabType type = io::defaults<io::VocabConfig>().type;
+  int vocab_size = io::defaults<io::VocabConfig>().size;  // exact: fewer possible pieces is an error
+  // Share of characters kept as pieces; the rest map to unk.
+  float character_coverage = float(io::defaults<io::VocabConfig>().character_coverage);
+  // A random sample of this many sentences when there are more.
+  int64_t max_sentences = io::defaults<io::VocabConfig>().max_sentences;
+  uint64_t seed = uint64_t(io::defaults<io::TrainConfig>().seed);  // SentencePiece's sampling seed
+  int threads = 0;                                                 // 0: OpenMP's default thread count
   // Inputs larger than this in all: max_sentences lines are drawn from them by sample_lines,
   // written to PREFIX.sample.txt (removed afterwards) and given to SentencePiece instead.
   int64_t sample_above_bytes = int64_t{64} << 20;

@@ -10,6 +10,7 @@
 
 #include "data/batch.h"
 #include "data/vocab.h"
+#include "io/config.h"
 #include "models/seq2seq_model.h"
 
 namespace attn::decode {
@@ -26,14 +27,17 @@ struct SamplingOptions {
 };
 
 struct SearchOptions {
-  int beam = 5;
-  float length_penalty = 1.f;  // alpha; 0 ranks by raw log-probability
-  float max_len_ratio = 1.5f;  // max output tokens = ratio * source length + extra
-  int max_len_extra = 10;
+  // The fields a config sets (decode.*) default to its declared defaults: io/config.h.
+  int beam = io::defaults<io::DecodeConfig>().beam;
+  // alpha; 0 ranks by raw log-probability
+  float length_penalty = float(io::defaults<io::DecodeConfig>().length_penalty);
+  // max output tokens = ratio * source length + extra
+  float max_len_ratio = float(io::defaults<io::DecodeConfig>().max_len_ratio);
+  int max_len_extra = io::defaults<io::DecodeConfig>().max_len_extra;
   // The model's own limit on output tokens (a Transformer's position table); 0 = none. Caps
   // the ratio-based limit, so a long source never runs the decoder past the table.
   int64_t max_output_tokens = 0;
-  int nbest = 1;
+  int nbest = io::defaults<io::DecodeConfig>().nbest;
   int32_t bos_id = data::kBosId;
   int32_t eos_id = data::kEosId;
   SamplingOptions sampling;
@@ -41,15 +45,18 @@ struct SearchOptions {
   // training run. The weights' products follow their prepared forms.
   Precision precision = Precision::f32;
   // Constraints (decode/logits_processor.h); 0 = off. The length limit wins over min_length.
-  int min_length = 0;       // eos is forbidden until the output holds this many tokens (eos not counted)
-  int no_repeat_ngram = 0;  // a token that would repeat an n-gram of this size of the output is forbidden
+  // eos is forbidden until the output holds this many tokens (eos not counted)
+  int min_length = io::defaults<io::DecodeConfig>().min_length;
+  // a token that would repeat an n-gram of this size of the output is forbidden
+  int no_repeat_ngram = io::defaults<io::DecodeConfig>().no_repeat_ngram;
   // CTRL's repetition penalty on the logits of the tokens already in the output (> 0; 1 = off;
   // RepetitionPenaltyProcessor).
-  float repetition_penalty = 1.f;
+  float repetition_penalty = io::defaults<io::DecodeConfig>().repetition_penalty;
   // Target prefix: every output starts with these ids (target pieces, no bos or eos; empty =
   // none), then the model goes on; cut at the length limit. Forced tokens go through the
   // decoder like chosen ones and their log-probabilities count in the score. A search's
-  // per-sentence prefixes (OutputPrefixes) replace it.
+  // per-sentence prefixes (OutputPrefixes) replace it. decode.prefix is text: the Translator
+  // encodes it (TranslateOptions::prefix).
   std::vector<int32_t> prefix;
 };
 

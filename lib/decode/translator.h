@@ -25,11 +25,11 @@ namespace attn::decode {
 
 struct TranslateOptions {
   SearchOptions search;
-  int batch_size = 32;
+  int batch_size = io::defaults<io::DecodeConfig>().batch_size;
   // A batch also holds at most this many source tokens, sentences x the longest (eos included;
   // 0 = no bound): its encoder output, KV caches and beams grow with it, so a window of long
   // sentences is cut into more, smaller batches (decode.batch_tokens).
-  int64_t batch_tokens = 0;
+  int64_t batch_tokens = io::defaults<io::DecodeConfig>().batch_tokens;
   int64_t max_source_tokens = 0;  // longer inputs are truncated (0 = no limit)
   // Streaming (TranslationWindow): lines are sorted by length within a window of this many
   // batches, which bounds memory by the window at few more decoder steps than sorting the whole

@@ -1,5 +1,7 @@
 #include "io/config.h"
 
+#include <algorithm>
+
 namespace attn::io {
 
 using nlohmann::json;
@@ -15,18 +17,11 @@ struct KeyOf {
 }  // namespace
 
 void CorpusConfig::validate(const std::string& path) const {
-  KeyOf key{path};
   ATTN_CHECK(!src.empty() && !tgt.empty(), path, " needs both \"src\" and \"tgt\" files");
-  require_positive(key("weight"), weight);
 }
 
 void DataConfig::validate(const std::string& path) const {
   KeyOf key{path};
-  require_at_least(key("max_len"), max_len, 1);
-  require_at_least(key("valid_max_sentences"), valid_max_sentences, 0);
-  require_at_least(key("buffer_pairs"), static_cast<double>(buffer_pairs), 1);
-  ATTN_CHECK(concat_prob >= 0 && concat_prob <= 1, key("concat_prob"), " must be in [0, 1]; got ", concat_prob);
-  ATTN_CHECK(concat_max >= 2 && concat_max <= 4, key("concat_max"), " must be in [2, 4]; got ", concat_max);
   const bool shorthand = !train_src.empty() || !train_tgt.empty();
   ATTN_CHECK(!(shorthand && !train.empty()), key("train"), " and ", key("train_src"), "/", key("train_tgt"),
              " exclude each other: list every corpus in ", key("train"));
@@ -36,7 +31,11 @@ void DataConfig::validate(const std::string& path) const {
 
 std::vector<CorpusConfig> DataConfig::training_corpora() const {
   if (!train.empty()) return train;
-  return {CorpusConfig{train_src, train_tgt, 1.0, train_alignments}};
+  CorpusConfig corpus;  // weight: its default
+  corpus.src = train_src;
+  corpus.tgt = train_tgt;
+  corpus.alignments = train_alignments;
+  return {corpus};
 }
 
 bool DataConfig::has_train_alignments() const {
@@ -55,93 +54,20 @@ std::string DataConfig::corpus_key(size_t index, bool source) const {
   return element_key("data.train", index) + (source ? ".src" : ".tgt");
 }
 
-void VocabConfig::validate(const std::string& path) const {
-  KeyOf key{path};
-  // Below 16 pieces there is no room for the specials plus the characters of any real text.
-  require_at_least(key("size"), size, 16);
-  require_positive(key("character_coverage"), character_coverage);
-  ATTN_CHECK(character_coverage <= 1, key("character_coverage"), " must be in (0, 1]; got ", character_coverage);
-  require_at_least(key("max_sentences"), static_cast<double>(max_sentences), 0);
-  ATTN_CHECK(sampling_alpha >= 0 && sampling_alpha <= 1, key("sampling_alpha"), " must be in [0, 1]; got ",
-             sampling_alpha);
-  // SentencePiece's nbest_size -1 (the whole lattice) is not offered: its lattice sampling
-  // draws from a per-thread generator that cannot be keyed per pair (see Vocab::encode_sampled).
-  ATTN_CHECK(sampling_nbest >= 2 && sampling_nbest <= 1024, key("sampling_nbest"), " must be in [2, 1024]; got ",
-             sampling_nbest);
-}
-
 void TransformerConfig::validate(const std::string& path) const {
   KeyOf key{path};
-  require_at_least(key("d_model"), d_model, 1);
-  require_at_least(key("heads"), heads, 1);
   ATTN_CHECK(d_model % heads == 0, key("d_model"), " (", d_model, ") must be divisible by ", key("heads"), " (", heads,
              ")");
-  require_at_least(key("ffn_dim"), ffn_dim, 1);
-  require_at_least(key("encoder_layers"), encoder_layers, 1);
-  require_at_least(key("decoder_layers"), decoder_layers, 1);
-  require_fraction(key("dropout"), dropout);
-  require_fraction(key("attention_dropout"), attention_dropout);
-  require_choice_in(key("activation"), activation, {Activation::relu, Activation::gelu});
-  require_at_least(key("max_positions"), max_positions, 1);
-}
-
-void RnnConfig::validate(const std::string& path) const {
-  KeyOf key{path};
-  require_at_least(key("embedding_dim"), embedding_dim, 1);
-  require_at_least(key("encoder_hidden"), encoder_hidden, 1);
-  require_at_least(key("decoder_hidden"), decoder_hidden, 1);
-  require_at_least(key("attention_dim"), attention_dim, 1);
-  require_fraction(key("dropout"), dropout);
-}
-
-void GuidedAlignmentConfig::validate(const std::string& path) const {
-  KeyOf key{path};
-  require_at_least(key("weight"), weight, 0);
-  ATTN_CHECK(shift == 0 || shift == 1, key("shift"), " must be 0 (the row that predicts a target token) or 1 (the row",
-             " whose input it is); got ", shift);
 }
 
 void TrainConfig::validate(const std::string& path) const {
-  KeyOf key{path};
-  require_at_least(key("seed"), static_cast<double>(seed), 0);
-  require_at_least(key("threads"), threads, 1);
-  require_choice_in(key("precision"), precision, {Precision::f32, Precision::bf16, Precision::automatic});
-  require_at_least(key("batch_tokens"), batch_tokens, 1);
-  require_at_least(key("pad_multiple"), pad_multiple, 1);
-  require_at_least(key("accumulate"), accumulate, 1);
-  require_at_least(key("max_steps"), static_cast<double>(max_steps), 0);
-  require_at_least(key("max_epochs"), max_epochs, 0);
-  require_at_least(key("max_time"), max_time.seconds, 0);
-  require_positive(key("learning_rate"), learning_rate);
   // Both warmup schedules divide by warmup_steps; only "constant" may skip the warmup.
-  require_at_least(key("warmup_steps"), warmup_steps, schedule == ScheduleType::constant ? 0 : 1);
-  require_fraction(key("adam_beta1"), adam_beta1);
-  require_fraction(key("adam_beta2"), adam_beta2);
-  require_positive(key("adam_epsilon"), adam_epsilon);
-  require_at_least(key("weight_decay"), weight_decay, 0);
-  require_at_least(key("clip_norm"), clip_norm, 0);
-  require_fraction(key("label_smoothing"), label_smoothing);
-  require_at_least(key("log_every"), log_every, 1);
-  require_at_least(key("valid_every"), valid_every, 1);
-  require_at_least(key("save_every"), save_every, 1);
-  require_at_least(key("keep_checkpoints"), keep_checkpoints, 0);
-  require_fraction(key("ema_decay"), ema_decay);
-  require_at_least(key("patience"), patience, 0);
-  require_at_least(key("max_nonfinite_steps"), max_nonfinite_steps, 0);
+  if (schedule != ScheduleType::constant) require_at_least(join_key(path, "warmup_steps"), warmup_steps, 1);
 }
 
 void DecodeConfig::validate(const std::string& path) const {
   KeyOf key{path};
-  require_at_least(key("beam"), beam, 1);
-  require_at_least(key("length_penalty"), length_penalty, 0);
-  require_positive(key("max_len_ratio"), max_len_ratio);
-  require_at_least(key("max_len_extra"), max_len_extra, 0);
-  require_at_least(key("batch_size"), batch_size, 1);
-  require_at_least(key("batch_tokens"), batch_tokens, 0);
-  require_at_least(key("nbest"), nbest, 1);
   ATTN_CHECK(nbest <= beam, key("nbest"), " (", nbest, ") must be <= ", key("beam"), " (", beam, ")");
-  require_at_least(key("min_length"), min_length, 0);
-  require_at_least(key("no_repeat_ngram"), no_repeat_ngram, 0);
 }
 
 bool is_language_code(const std::string& code) {
@@ -222,6 +148,53 @@ Config config_from_json(const json& j) {
 json config_to_json(const Config& config) { return write_struct(config); }
 
 std::string config_to_string(const Config& config) { return config_to_json(config).dump(2); }
+
+Config with_overrides(const Config& config, const std::vector<std::string>& overrides) {
+  json j = config_to_json(config);
+  for (const auto& assignment : overrides) apply_override(j, assignment);
+  return config_from_json(j);
+}
+
+void check_config_setting(const std::string& key, const std::string& text) {
+  check_setting<Config>(key, override_value(key, text));
+}
+
+std::vector<SettingInfo> config_settings() { return describe_settings<Config>(); }
+
+SettingInfo config_setting(const std::string& key) {
+  std::vector<std::string> keys;
+  for (SettingInfo& setting : config_settings()) {
+    const bool section = setting.type == "section" || setting.type == "list";
+    ATTN_CHECK(setting.key != key || !section, "config key ", key, " is a ", setting.type, ", not a setting");
+    if (setting.key == key) return setting;
+    if (!section) keys.push_back(setting.key);
+  }
+  const std::string suggestion = closest_match(key, keys);
+  throw Error("unknown config key " + key +
+              (suggestion.empty() ? std::string() : "; did you mean " + suggestion + "?"));
+}
+
+std::string config_settings_table() {
+  const std::vector<SettingInfo> settings = config_settings();
+  const SettingInfo heading{"key", "type", "default", "allowed", "help"};
+  size_t widths[4] = {};
+  auto measure = [&](const SettingInfo& s) {
+    const std::string* columns[4] = {&s.key, &s.type, &s.default_text, &s.allowed};
+    for (int c = 0; c < 4; ++c) widths[c] = std::max(widths[c], columns[c]->size());
+  };
+  measure(heading);
+  for (const SettingInfo& s : settings) measure(s);
+  std::string table;
+  auto row = [&](const SettingInfo& s) {
+    const std::string* columns[4] = {&s.key, &s.type, &s.default_text, &s.allowed};
+    std::string line;
+    for (int c = 0; c < 4; ++c) line += *columns[c] + std::string(widths[c] - columns[c]->size() + 2, ' ');
+    table += line + s.help + '\n';
+  };
+  row(heading);
+  for (const SettingInfo& s : settings) row(s);
+  return table;
+}
 
 Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
   json j = read_config_file(path);  // its errors already name the file

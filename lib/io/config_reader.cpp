@@ -163,19 +163,21 @@ json read_config_file(const std::string& path) {
   return parse_config_text(text.str(), path);
 }
 
+json override_value(const std::string& key, const std::string& text) {
+  json value = json::parse(text, json_depth_limit("override " + key), /*allow_exceptions=*/false);
+  if (!value.is_discarded()) return value;
+  // JSON text is checked for UTF-8 by the parser; a plain string must be checked here, or
+  // writing config.json would fail much later with nlohmann's "invalid UTF-8 byte".
+  ATTN_CHECK(is_valid_utf8(text), "cannot set ", key, ": the value is not valid UTF-8");
+  return text;
+}
+
 void apply_override(json& config, const std::string& assignment) {
   std::size_t equals = assignment.find('=');
   ATTN_CHECK(equals != std::string::npos && equals > 0, "malformed override \"", assignment,
              "\"; expected key=value, e.g. train.max_steps=1000");
   std::string key = assignment.substr(0, equals);
-  std::string text = assignment.substr(equals + 1);
-  json value = json::parse(text, json_depth_limit("override " + key), /*allow_exceptions=*/false);
-  if (value.is_discarded()) {
-    // JSON text is checked for UTF-8 by the parser; a plain string must be checked here, or
-    // writing config.json would fail much later with nlohmann's "invalid UTF-8 byte".
-    ATTN_CHECK(is_valid_utf8(text), "cannot set ", key, ": the value is not valid UTF-8");
-    value = text;
-  }
+  json value = override_value(key, assignment.substr(equals + 1));
 
   json* node = &config;
   std::string walked;
@@ -219,20 +221,44 @@ void require_at_least(const std::string& key, double value, double min) {
   ATTN_CHECK(value >= min, key, " must be >= ", format_number(min), "; got ", format_number(value));
 }
 
-void require_positive(const std::string& key, double value) {
-  ATTN_CHECK(value > 0, key, " must be > 0; got ", format_number(value));
+Allowed Allowed::interval(double min, bool min_open, double max, bool max_open) {
+  Allowed allowed;
+  allowed.interval_ = Interval{min, max, min_open, max_open};
+  return allowed;
 }
 
-void require_fraction(const std::string& key, double value) {
-  ATTN_CHECK(value >= 0 && value < 1, key, " must be in [0, 1); got ", format_number(value));
+std::string Allowed::text() const {
+  if (!names_.empty()) {
+    std::string list;
+    for (const std::string& name : names_) list += (list.empty() ? "\"" : ", \"") + name + "\"";
+    return list;
+  }
+  if (!interval_) return "";
+  const Interval& i = *interval_;
+  if (std::isinf(i.max)) return (i.min_open ? "> " : ">= ") + format_number(i.min);
+  return (i.min_open ? "(" : "[") + format_number(i.min) + ", " + format_number(i.max) + (i.max_open ? ")" : "]");
 }
 
-void require_one_of(const std::string& key, const std::string& value, std::initializer_list<const char*> allowed) {
-  for (const char* option : allowed)
-    if (value == option) return;
-  std::string list;
-  for (const char* option : allowed) list += (list.empty() ? "\"" : ", \"") + std::string(option) + "\"";
-  throw Error(key + " must be one of " + list + "; got " + json(value).dump());
+// "must be >= 1", "must be > 0", "must be in [0, 1)", "must be one of ...", or in the
+// declaration's own words.
+static std::string must_be(const std::string& expected, const std::string& text, bool names, bool bounded) {
+  if (!expected.empty()) return "must be " + expected;
+  if (names) return "must be one of " + text;
+  return bounded ? "must be in " + text : "must be " + text;
+}
+
+std::string Allowed::violation(double value) const {
+  if (!interval_) return "";
+  const Interval& i = *interval_;
+  const bool above_min = i.min_open ? value > i.min : value >= i.min;
+  const bool below_max = i.max_open ? value < i.max : value <= i.max;
+  if (above_min && below_max) return "";
+  return must_be(expected_, text(), false, !std::isinf(i.max)) + "; got " + format_number(value);
+}
+
+std::string Allowed::violation(const std::string& choice_name) const {
+  if (names_.empty() || std::find(names_.begin(), names_.end(), choice_name) != names_.end()) return "";
+  return must_be(expected_, text(), true, false) + "; got " + json(choice_name).dump();
 }
 
 // ---- Leaf readers and writers -------------------------------------------------------------

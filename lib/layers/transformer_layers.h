@@ -7,6 +7,7 @@
 // Shapes: x (B, T, D), memory (B, S, D).
 #include <string>
 
+#include "io/config.h"
 #include "layers/feed_forward.h"
 #include "layers/layer_norm.h"
 #include "layers/multi_head_attention.h"
@@ -14,13 +15,14 @@
 namespace attn::layers {
 
 struct TransformerLayerOptions {
-  int64_t width = 256;
-  int64_t heads = 4;
-  int64_t ffn_width = 1024;
-  float dropout = 0.1f;
-  float attention_dropout = 0.f;
-  Activation activation = Activation::relu;
-  bool pre_norm = false;
+  // model.transformer's declared defaults (io/config.h).
+  int64_t width = io::defaults<io::TransformerConfig>().d_model;
+  int64_t heads = io::defaults<io::TransformerConfig>().heads;
+  int64_t ffn_width = io::defaults<io::TransformerConfig>().ffn_dim;
+  float dropout = float(io::defaults<io::TransformerConfig>().dropout);
+  float attention_dropout = float(io::defaults<io::TransformerConfig>().attention_dropout);
+  Activation activation = io::defaults<io::TransformerConfig>().activation;
+  bool pre_norm = io::defaults<io::TransformerConfig>().norm == Norm::pre;
 };
 
 // One residual sub-layer: the norm placement and the dropout on its branch.

@@ -35,12 +35,13 @@ namespace attn::models {
 
 // Vocabularies and embedding sharing come from TokenEmbeddingOptions.
 struct RnnAttentionOptions : TokenEmbeddingOptions {
-  CellType cell = CellType::gru;  // a registered recurrent cell (layers/recurrent_cell.h)
-  int64_t embedding_dim = 256;    // E
-  int64_t encoder_hidden = 256;   // H, per direction
-  int64_t decoder_hidden = 512;   // Hd
-  int64_t attention_dim = 256;    // A
-  float dropout = 0.2f;
+  // model.rnn's declared defaults (io/config.h).
+  CellType cell = io::defaults<io::RnnConfig>().cell;  // a registered recurrent cell (layers/recurrent_cell.h)
+  int64_t embedding_dim = io::defaults<io::RnnConfig>().embedding_dim;    // E
+  int64_t encoder_hidden = io::defaults<io::RnnConfig>().encoder_hidden;  // H, per direction
+  int64_t decoder_hidden = io::defaults<io::RnnConfig>().decoder_hidden;  // Hd
+  int64_t attention_dim = io::defaults<io::RnnConfig>().attention_dim;    // A
+  float dropout = float(io::defaults<io::RnnConfig>().dropout);
 };
 
 // The options of model.rnn and the model-wide embedding keys, for `vocab`.

@@ -26,8 +26,10 @@ namespace attn::models {
 struct TokenEmbeddingOptions {
   int64_t source_vocab = 8000;
   int64_t target_vocab = 8000;
-  bool shared_embeddings = true;  // one table for source and target (needs one vocabulary)
-  bool tied_embeddings = true;    // output projection = target embedding^T
+  // One table for source and target (needs one vocabulary): model.shared_embeddings's default.
+  bool shared_embeddings = io::defaults<io::ModelConfig>().shared_embeddings;
+  // Output projection = target embedding^T: model.tied_embeddings's default.
+  bool tied_embeddings = io::defaults<io::ModelConfig>().tied_embeddings;
   int32_t padding_id = 0;
 };
 

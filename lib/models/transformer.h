@@ -20,10 +20,12 @@ namespace attn::models {
 // Vocabularies and embedding sharing come from TokenEmbeddingOptions.
 struct TransformerOptions : TokenEmbeddingOptions {
   layers::TransformerLayerOptions layer;
-  int encoder_layers = 3;
-  int decoder_layers = 3;
-  int64_t max_positions = 256;  // the table's rows (sinusoidal, learned); unused by rotary, alibi
-  Positions positions{};        // the scheme (layers::position_schemes()); {} is the first, sinusoidal
+  // model.transformer's declared defaults (io/config.h).
+  int encoder_layers = io::defaults<io::TransformerConfig>().encoder_layers;
+  int decoder_layers = io::defaults<io::TransformerConfig>().decoder_layers;
+  // The table's rows (sinusoidal, learned); unused by rotary, alibi.
+  int64_t max_positions = io::defaults<io::TransformerConfig>().max_positions;
+  Positions positions = io::defaults<io::TransformerConfig>().positions;  // the scheme (layers::position_schemes())
 };
 
 // The options of model.transformer and the model-wide embedding keys, for `vocab`.

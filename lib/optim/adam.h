@@ -12,14 +12,16 @@
 #include <cstdint>
 
 #include "core/parameter_store.h"
+#include "io/config.h"
 
 namespace attn::optim {
 
 struct AdamOptions {
-  float beta1 = 0.9f;
-  float beta2 = 0.98f;  // Vaswani et al. 2017
-  float epsilon = 1e-9f;
-  float weight_decay = 0.f;
+  // train.adam_* and train.weight_decay's declared defaults (io/config.h).
+  float beta1 = float(io::defaults<io::TrainConfig>().adam_beta1);
+  float beta2 = float(io::defaults<io::TrainConfig>().adam_beta2);
+  float epsilon = float(io::defaults<io::TrainConfig>().adam_epsilon);
+  float weight_decay = float(io::defaults<io::TrainConfig>().weight_decay);
   bool decoupled_weight_decay = true;
 };
 

@@ -11,14 +11,17 @@
 #include <cstdint>
 
 #include "core/choice.h"
+#include "io/config.h"
 
 namespace attn::optim {
 
 struct ScheduleOptions {
-  ScheduleType type = ScheduleType::inverse_sqrt;
-  float learning_rate = 1e-3f;
-  int64_t warmup_steps = 4000;
-  int64_t d_model = 512;  // used by noam only
+  // train.schedule, learning_rate and warmup_steps' declared defaults (io/config.h).
+  ScheduleType type = io::defaults<io::TrainConfig>().schedule;
+  float learning_rate = float(io::defaults<io::TrainConfig>().learning_rate);
+  int64_t warmup_steps = io::defaults<io::TrainConfig>().warmup_steps;
+  // Used by noam only: the model's width (models::schedule_width), by default the default model's.
+  int64_t d_model = io::defaults<io::TransformerConfig>().d_model;
 };
 
 float learning_rate_at(const ScheduleOptions& options, int64_t step);

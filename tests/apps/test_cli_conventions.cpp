@@ -286,3 +286,25 @@ TEST_CASE("attn-translate and attn-score --subset - attn-train --print: a run's 
   check_refused(run_program(dir, "attn-translate", model + " --subset test --input x"), "--subset");
   check_refused(run_program(dir, "attn-score", "--hyp x"), "give the reference: --ref FILE, or --subset dev|test");
 }
+
+TEST_CASE("a flag that sets a config key shows the key's default and allowed values - and is checked by its reader",
+          "[cli]") {
+  TempDir dir;
+  const Result help = run_program(dir, "attn-translate", "--help");
+  REQUIRE(help.exit_code == 0);
+  CHECK_THAT(help.out, Catch::Contains("(default: the run's decode.beam, declared default 5; allowed: >= 1)"));
+  CHECK_THAT(help.out, Catch::Contains("decode.length_penalty, declared default 2.0; allowed: >= 0"));
+  const Result serve_help = run_program(dir, "attn-serve", "--help");
+  CHECK_THAT(serve_help.out, Catch::Contains("(default: the run's train.threads, declared default 2; allowed: >= 1)"));
+  // A value its key does not take: one line naming the flag, in the config reader's words.
+  check_refused(run_program(dir, "attn-translate", "--beam 0"), "--beam: must be >= 1; got 0");
+  check_refused(run_program(dir, "attn-translate", "--beam 2.5"), "--beam: expected an integer, got 2.5");
+  check_refused(run_program(dir, "attn-serve", "--threads 0"), "--threads: must be >= 1; got 0");
+
+  // Every key, without a config file.
+  const Result table = run_program(dir, "attn-train", "--help-config");
+  INFO(table.err);
+  REQUIRE(table.exit_code == 0);
+  CHECK_THAT(table.out, Catch::Contains("decode.beam") && Catch::Contains("train.precision") &&
+                            Catch::Contains("\"f32\", \"bf16\", \"auto\""));
+}

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -275,21 +276,23 @@ namespace {
 
 // A small schema exercising the leaf types attn's Config does not use.
 struct Inner {
-  float scale = 0.1f;
-  std::vector<std::string> names{"a", "b"};
+  float scale;
+  std::vector<std::string> names;
+  Inner() { set_defaults(*this); }
   template <class V>
   void visit(V& v) {
-    v("scale", scale);
-    v("names", names);
+    v("scale", scale, 0.1f, "a float", positive());
+    v("names", names, std::vector<std::string>{"a", "b"}, "a list of strings");
   }
 };
 struct Outer {
-  std::int64_t big = 0;
+  std::int64_t big;
   Inner inner;
+  Outer() { set_defaults(*this); }
   template <class V>
   void visit(V& v) {
-    v("big", big);
-    v("inner", inner);
+    v("big", big, 0, "a 64-bit integer");
+    v("inner", inner, "a section");
   }
 };
 
@@ -310,6 +313,9 @@ TEST_CASE("read_struct and write_struct handle floats - string lists and nesting
   CHECK(error_of([&] {
           read_struct(json{{"inner", {{"names", {"x", 3}}}}}, bad, "root");
         }) == "config key root.inner.names[1]: expected a string, got 3");
+  CHECK(error_of([&] {
+          read_struct(json{{"inner", {{"scale", 0}}}}, bad, "root");
+        }) == "root.inner.scale must be > 0; got 0");
 }
 
 TEST_CASE("a position table must cover data.max_len padded to train.pad_multiple", "[io][config]") {
@@ -399,4 +405,71 @@ TEST_CASE("vocab.sampling_* and data.concat_* refuse values outside their ranges
   CHECK(off.data.concat_prob == 0);
   CHECK(off.data.concat_max == 3);
   CHECK(off.vocab.sampling_nbest == 64);
+}
+
+TEST_CASE("each setting is declared once: its default - help and allowed values come from the declaration",
+          "[io][config]") {
+  const std::vector<SettingInfo> settings = config_settings();
+  std::vector<std::string> keys;
+  for (const SettingInfo& setting : settings) {
+    INFO(setting.key);
+    CHECK_FALSE(setting.help.empty());
+    CHECK(std::count(keys.begin(), keys.end(), setting.key) == 0);
+    keys.push_back(setting.key);
+  }
+  // Every key of the resolved config is declared, sections and the list's fields included.
+  for (const std::string key : {"output_dir", "data.train", "data.train[i].weight", "model.transformer.d_model",
+                                "train.guided_alignment.head", "decode.no_repeat_ngram", "languages.target"})
+    CHECK(std::count(keys.begin(), keys.end(), key) == 1);
+
+  const SettingInfo beam = config_setting("decode.beam");
+  CHECK(beam.type == "integer");
+  CHECK(beam.default_text == "5");
+  CHECK(beam.allowed == ">= 1");
+  CHECK(config_setting("decode.length_penalty").default_text == "2.0");
+  CHECK(config_setting("train.precision").allowed == "\"f32\", \"bf16\", \"auto\"");
+  CHECK(config_setting("model.type").allowed == "\"transformer\", \"rnn\"");
+  CHECK(config_setting("vocab.character_coverage").allowed == "(0, 1]");
+  CHECK(config_setting("train.adam_beta2").allowed == "[0, 1)");
+  CHECK(config_setting("output_dir").default_text == "\"runs/en-it\"");
+  CHECK(error_of([] { config_setting("decode.beams"); }) ==
+        "unknown config key decode.beams; did you mean decode.beam?");
+  CHECK(error_of([] { config_setting("decode"); }) == "config key decode is a section, not a setting");
+
+  const std::string table = config_settings_table();
+  CHECK_THAT(table, Contains("decode.beam") && Contains("hypotheses kept per step") && Contains(">= 1"));
+  CHECK(std::count(table.begin(), table.end(), '\n') == std::ptrdiff_t(settings.size()) + 1);  // + the heading
+}
+
+TEST_CASE("set_defaults gives every setting its declared default", "[io][config]") {
+  DecodeConfig decode;
+  decode.beam = 12;
+  decode.length_penalty = 0.5;
+  set_defaults(decode);
+  CHECK(decode.beam == 5);
+  CHECK(decode.length_penalty == 2.0);
+  // The declarations are the defaults of a fresh config and of config_from_json alike.
+  CHECK(config_to_json(Config{}) == config_to_json(config_from_json(json::object())));
+  CHECK(defaults<DecodeConfig>().beam == 5);
+}
+
+TEST_CASE("one setting's value is checked alone - as a flag that sets it needs", "[io][config]") {
+  CHECK(error_of([] { check_config_setting("decode.beam", "3"); }).empty());
+  CHECK(error_of([] { check_config_setting("decode.beam", "0"); }) == "decode.beam must be >= 1; got 0");
+  CHECK(error_of([] { check_config_setting("decode.beam", "abc"); }) ==
+        "config key decode.beam: expected an integer, got \"abc\"");
+  CHECK(error_of([] { check_config_setting("decode.length_penalty", "-5"); }) ==
+        "decode.length_penalty must be >= 0; got -5");
+  CHECK(error_of([] { check_config_setting("train.precision", "int8"); }) ==
+        "train.precision must be one of \"f32\", \"bf16\", \"auto\"; got \"int8\"");
+  // nbest above the default beam: a check across settings, left for the whole config.
+  CHECK(error_of([] { check_config_setting("decode.nbest", "8"); }).empty());
+  CHECK_THAT(error_of([] { check_config_setting("decode.beem", "3"); }),
+             Contains("unknown config setting decode.beem"));
+
+  const Config config = with_overrides(Config{}, {"decode.beam=8", "decode.nbest=8"});
+  CHECK(config.decode.beam == 8);
+  CHECK(config.decode.nbest == 8);
+  CHECK(error_of([] { with_overrides(Config{}, {"decode.nbest=8"}); }) ==
+        "decode.nbest (8) must be <= decode.beam (5)");
 }
