@@ -134,6 +134,10 @@ int main(int argc, char** argv) {
   attn::apps::add_config_flag(app, "--beam", "decode.beam", flags.config);
   attn::apps::add_config_flag(app, "--batch-size", "decode.batch_size", flags.config,
                               "sentences per batch, gathered across requests");
+  attn::apps::add_config_flag(app, "--repetition-penalty", "decode.repetition_penalty", flags.config);
+  attn::apps::add_config_flag(app, "--prefix", "decode.prefix", flags.config,
+                              "every translation starts with this text's target pieces (a request's \"prefix\" "
+                              "replaces it)");
   attn::apps::add_precision_option(app, flags.precision);
   attn::apps::add_config_flag(app, "--threads", "train.threads", flags.config, "OpenMP threads of decoding");
   app.add_option("--host", server.host, "address to listen on (default 127.0.0.1: this machine only)");

@@ -171,6 +171,8 @@ int main(int argc, char** argv) {
   add_config_flag(app, "--length-penalty", "decode.length_penalty", flags.config);
   add_config_flag(app, "--min-length", "decode.min_length", flags.config);
   add_config_flag(app, "--no-repeat-ngram", "decode.no_repeat_ngram", flags.config);
+  add_config_flag(app, "--repetition-penalty", "decode.repetition_penalty", flags.config);
+  add_config_flag(app, "--prefix", "decode.prefix", flags.config);
   auto* sample = app.add_flag("--sample", flags.sampling.enabled,
                               "sample each token instead of searching (back-translation, data augmentation)");
   sample->excludes("--beam")->excludes("--nbest")->excludes("--length-penalty");

@@ -38,9 +38,8 @@ TranslateOptions translate_options(const io::Config& config) {
   options.search.max_len_extra = d.max_len_extra;
   options.search.min_length = d.min_length;
   options.search.no_repeat_ngram = d.no_repeat_ngram;
-  // The place for decode.repetition_penalty and decode.prefix, once io::DecodeConfig has them:
-  //   options.search.repetition_penalty = float(d.repetition_penalty);
-  //   options.prefix = d.prefix;  // text; the Translator encodes it with the target vocabulary
+  options.search.repetition_penalty = float(d.repetition_penalty);
+  options.prefix = d.prefix;  // text; the Translator encodes it with the target vocabulary
   options.batch_size = d.batch_size;
   options.batch_tokens = d.batch_tokens;
   options.max_source_tokens = options.search.max_output_tokens = models::max_sequence_length(config);

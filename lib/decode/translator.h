@@ -39,7 +39,7 @@ struct TranslateOptions {
   // Translator encodes it with the target vocabulary into search.prefix, which must then be
   // empty (its options() hold the ids only). A line's own prefix (Translator::translate's
   // `prefixes`) replaces it.
-  std::string prefix;
+  std::string prefix = io::defaults<io::DecodeConfig>().prefix;
 };
 
 // The decoding settings of a run's config (decode.*, lengths capped by the model's limit,

@@ -306,6 +306,8 @@ struct DecodeConfig {
   int nbest;
   int min_length;
   int no_repeat_ngram;
+  double repetition_penalty;
+  std::string prefix;
 
   DecodeConfig() { set_defaults(*this); }
   template <class V>
@@ -321,6 +323,11 @@ struct DecodeConfig {
     v("min_length", min_length, 0,
       "no eos before the output holds this many tokens (eos not counted; the max length wins); 0 = off", at_least(0));
     v("no_repeat_ngram", no_repeat_ngram, 0, "no n-gram of this size twice in an output; 0 = off", at_least(0));
+    v("repetition_penalty", repetition_penalty, 1.0,
+      "CTRL's penalty on the tokens already in the output: a positive logit / P, a negative one x P; 1 = off",
+      positive());
+    v("prefix", prefix, "",
+      "every translation starts with this text's target pieces, then the model goes on; \"\" = none");
   }
   void validate(const std::string& path) const;
 };

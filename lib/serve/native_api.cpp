@@ -57,9 +57,8 @@ void translate(TranslationService& service, const HttpRequest& http, HttpRespons
   service.check_nbest(request.nbest, "nbest");
   if (request.alignments) check_alignments(info, *request.alignments);
   Texts texts = cut_texts(request.q, TextFormat::text);
-  const std::vector<SentenceResult> results =
-      service.translate(queue, http, texts.sentences, request.nbest, request.alignments,
-                        sentence_prefixes(request, texts.templates));
+  const std::vector<SentenceResult> results = service.translate(
+      queue, http, texts.sentences, request.nbest, request.alignments, sentence_prefixes(request, texts.templates));
   json translations = json::array();
   size_t first = 0;
   for (const TextTemplate& t : texts.templates) {

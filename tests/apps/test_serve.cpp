@@ -161,6 +161,38 @@ TEST_CASE("attn-serve translates as attn-translate does - one request or many", 
   }
 }
 
+TEST_CASE("attn-serve's target prefix: per text in /v1/translate, and --prefix for every request", "[cli][serve]") {
+  TempDir dir;
+  const std::vector<std::string> lines = lines_to_translate(3);
+  auto native = [](const Server& server, const json& request) {
+    auto res = server.client().Post("/v1/translate", request.dump(), "application/json");
+    REQUIRE(res);
+    INFO(res->body);
+    REQUIRE(res->status == 200);
+    std::vector<std::string> texts;
+    for (const json& translation : json::parse(res->body)["translations"]) texts.push_back(translation["text"]);
+    return texts;
+  };
+  {  // One request of three lines: one batch, as attn-translate's batch of three.
+    Server server(dir, {"--max-batch-wait-ms", "200"});
+    CHECK(native(server, {{"q", lines}, {"prefix", "ake"}}) ==
+          attn_translate(dir, lines, "--batch-size 3 --prefix ake"));
+    const std::vector<std::string> mixed = native(server, {{"q", lines}, {"prefix", {"ake", "", "ite"}}});
+    CHECK(mixed[0].rfind("ake", 0) == 0);
+    CHECK(mixed[2].rfind("ite", 0) == 0);
+    CHECK(server.stop() == 0);
+  }
+  {  // The server's own prefix, which a request's replaces.
+    Server server(dir, {"--max-batch-wait-ms", "200", "--prefix", "ite"});
+    const json answer = translate(server, {{"q", lines}, {"source", "en"}, {"target", "it"}});
+    CHECK(answer["translatedText"].get<std::vector<std::string>>() ==
+          attn_translate(dir, lines, "--batch-size 3 --prefix ite"));
+    CHECK(native(server, {{"q", lines}, {"prefix", "ake"}}) ==
+          attn_translate(dir, lines, "--batch-size 3 --prefix ake"));
+    CHECK(server.stop() == 0);
+  }
+}
+
 TEST_CASE("attn-serve answers the requests of LibreTranslate's Python client and web page - keys refused",
           "[cli][serve]") {
   TempDir dir;

@@ -1,6 +1,7 @@
-// attn-translate's decoding constraints (decode/logits_processor.h) from the command line and
-// from the run's config: --min-length / decode.min_length, --no-repeat-ngram /
-// decode.no_repeat_ngram, the flag overriding the config.
+// attn-translate's decoding constraints and processors (decode/logits_processor.h) from the
+// command line and from the run's config: --min-length / decode.min_length, --no-repeat-ngram /
+// decode.no_repeat_ngram, --repetition-penalty / decode.repetition_penalty, --prefix /
+// decode.prefix, the flag overriding the config.
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -83,4 +84,57 @@ TEST_CASE("attn-translate --min-length and --no-repeat-ngram constrain every sea
     }
   }
   CHECK(repeating_before >= 1);
+}
+
+TEST_CASE("attn-translate --prefix and --repetition-penalty in every search - over the config's decode.*",
+          "[cli][logits_processor]") {
+  TempDir dir;
+  const std::string config_path = write_tiny_setup(dir);
+  json config = json::parse(read_text(config_path));
+  config["decode"]["prefix"] = "ake";  // a target word of the synthetic corpus
+  std::ofstream(config_path) << config.dump(2) << '\n';
+  Result trained = run_program(dir, "attn-train", "--config " + quoted(config_path));
+  INFO("attn-train stderr:\n" << trained.err);
+  REQUIRE(trained.exit_code == 0);
+
+  const std::vector<std::string> valid = split_lines(read_text(dir.file("valid.src")));
+  const std::vector<std::string> input(valid.begin(), valid.begin() + 6);
+  write_lines(dir.file("input.txt"), input);
+  const std::string model = "--model " + quoted(dir.file("run")) + " --quiet";
+  auto translate = [&](const std::string& flags) {
+    Result result = run_program(dir, "attn-translate", model + " " + flags, dir.file("input.txt"));
+    INFO("attn-translate " << flags << " stderr:\n" << result.err);
+    REQUIRE(result.exit_code == 0);
+    std::vector<std::string> lines = split_lines(result.out);
+    REQUIRE(lines.size() == input.size());
+    return lines;
+  };
+  auto all_start_with = [](const std::vector<std::string>& lines, const std::string& word) {
+    for (const std::string& line : lines) {
+      INFO(line);
+      const std::vector<std::string> words = words_of(line);
+      if (words.empty() || words.front() != word) return false;
+    }
+    return true;
+  };
+
+  int changed_by_penalty = 0;  // lines a strong penalty changes, over the three searches
+  for (const std::string search : {"--beam 1", "--beam 3", "--sample --seed 3"}) {
+    INFO(search);
+    const std::vector<std::string> from_config = translate(search);
+    CHECK(all_start_with(from_config, "ake"));
+    CHECK(all_start_with(translate(search + " --prefix ite"), "ite"));
+    CHECK(translate(search + " --prefix ''") != from_config);
+    CHECK(translate(search + " --repetition-penalty 1") == from_config);
+    const std::vector<std::string> penalised = translate(search + " --repetition-penalty 20");
+    CHECK(all_start_with(penalised, "ake"));  // the prefix is forced whatever the penalty
+    for (size_t i = 0; i < penalised.size(); ++i) changed_by_penalty += penalised[i] != from_config[i];
+  }
+  CHECK(changed_by_penalty >= 1);
+  // Beam search's scores: the penalty acts on the prefix's tokens, which every hypothesis holds.
+  CHECK(translate("--beam 3 --nbest 2 --repetition-penalty 2") != translate("--beam 3 --nbest 2"));
+
+  Result bad = run_program(dir, "attn-translate", model + " --repetition-penalty 0", dir.file("input.txt"));
+  CHECK(bad.exit_code != 0);
+  CHECK_THAT(bad.err, Catch::Contains("--repetition-penalty"));
 }

@@ -69,6 +69,8 @@ TEST_CASE("an empty config gives the documented defaults", "[io][config]") {
   CHECK(c.decode.max_len_ratio == 1.5);
   CHECK(c.decode.min_length == 0);
   CHECK(c.decode.no_repeat_ngram == 0);
+  CHECK(c.decode.repetition_penalty == 1.0);
+  CHECK(c.decode.prefix.empty());
 }
 
 TEST_CASE("config_to_json holds every key and reads back to the same config", "[io][config]") {
@@ -212,6 +214,7 @@ TEST_CASE("validation names the out-of-range key and value", "[io][config]") {
   CHECK_THAT(error_of_json({{"decode", {{"nbest", 6}}}}), Contains("decode.nbest (6) must be <= decode.beam (5)"));
   CHECK(error_of_json({{"decode", {{"min_length", -1}}}}) == "decode.min_length must be >= 0; got -1");
   CHECK(error_of_json({{"decode", {{"no_repeat_ngram", -3}}}}) == "decode.no_repeat_ngram must be >= 0; got -3");
+  CHECK(error_of_json({{"decode", {{"repetition_penalty", 0}}}}) == "decode.repetition_penalty must be > 0; got 0");
   CHECK_THAT(error_of_json({{"languages", {{"source", "en"}}}}), Contains("languages needs both"));
   CHECK_THAT(error_of_json({{"languages", {{"source", "en"}, {"target", "Italian"}}}}),
              Contains("languages.target must be a language code"));

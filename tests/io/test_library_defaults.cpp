@@ -28,6 +28,9 @@ TEST_CASE("decoding options default to the config's decode.*", "[io][config]") {
   CHECK(options.search.nbest == from_config.search.nbest);
   CHECK(options.search.min_length == from_config.search.min_length);
   CHECK(options.search.no_repeat_ngram == from_config.search.no_repeat_ngram);
+  CHECK(options.search.repetition_penalty == from_config.search.repetition_penalty);
+  CHECK(options.prefix == from_config.prefix);
+  CHECK(options.search.prefix.empty());  // the config's prefix is text, encoded by the Translator
   CHECK(options.batch_size == from_config.batch_size);
   CHECK(options.batch_tokens == from_config.batch_tokens);
   CHECK(decode::SearchOptions{}.length_penalty == float(config.decode.length_penalty));
