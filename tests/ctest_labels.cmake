@@ -31,7 +31,9 @@ list_test_cases(located --verbosity high)
 set(script "")
 foreach(line IN LISTS located)
   if(NOT line MATCHES "^(.+)\t@(.+):[0-9]+$")
-    message(FATAL_ERROR "unexpected line from ${TEST_EXECUTABLE} --list-test-names-only: ${line}")
+    # A ';' in a test case's name splits its line here, as it splits any CMake list.
+    message(FATAL_ERROR "unexpected line from ${TEST_EXECUTABLE} --list-test-names-only: ${line} "
+                        "(a test case's name may not hold ';')")
   endif()
   set(name "${CMAKE_MATCH_1}")
   set(source "${CMAKE_MATCH_2}")

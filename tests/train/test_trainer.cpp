@@ -262,7 +262,13 @@ TEST_CASE("data.train trains on weighted corpora and logs the pairs seen per cor
   const std::string b_src = run.dir.file("b.src"), b_tgt = run.dir.file("b.tgt");
   attn::testing::write_file(b_src, attn::testing::synthetic_text(30, 31));
   attn::testing::write_file(b_tgt, attn::testing::synthetic_text(30, 32));
-  run.config.data.train = {{run.config.data.train_src, run.config.data.train_tgt, 3.0}, {b_src, b_tgt, 1.0}};
+  auto corpus = [](const std::string& src, const std::string& tgt, double weight) {
+    io::CorpusConfig corpus;
+    corpus.src = src, corpus.tgt = tgt, corpus.weight = weight;
+    return corpus;
+  };
+  run.config.data.train = {corpus(run.config.data.train_src, run.config.data.train_tgt, 3.0),
+                           corpus(b_src, b_tgt, 1.0)};
   run.config.data.train_src = run.config.data.train_tgt = "";
   train::train(run.config, {});
   json last;
