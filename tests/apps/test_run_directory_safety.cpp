@@ -215,7 +215,7 @@ TEST_CASE(
   CHECK_FALSE(fs::exists(dir.file("mixed.safetensors")));
 }
 
-TEST_CASE("attn-train --restart refuses a file that is not a run's - naming it, before any work",
+TEST_CASE("attn-train --restart refuses a file that is not a run's - naming it before any work",
           "[cli][run_directory][restart]") {
   TempDir dir;
   const std::string config = write_tiny_setup(dir, kTwentySteps);

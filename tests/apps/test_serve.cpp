@@ -161,7 +161,7 @@ TEST_CASE("attn-serve translates as attn-translate does - one request or many", 
   }
 }
 
-TEST_CASE("attn-serve's target prefix: per text in /v1/translate, and --prefix for every request", "[cli][serve]") {
+TEST_CASE("attn-serve's target prefix: per text in /v1/translate and --prefix for every request", "[cli][serve]") {
   TempDir dir;
   const std::vector<std::string> lines = lines_to_translate(3);
   auto native = [](const Server& server, const json& request) {
@@ -170,7 +170,8 @@ TEST_CASE("attn-serve's target prefix: per text in /v1/translate, and --prefix f
     INFO(res->body);
     REQUIRE(res->status == 200);
     std::vector<std::string> texts;
-    for (const json& translation : json::parse(res->body)["translations"]) texts.push_back(translation["text"]);
+    const json answer = json::parse(res->body);  // a range-for over a temporary's member would dangle
+    for (const json& translation : answer["translations"]) texts.push_back(translation["text"]);
     return texts;
   };
   {  // One request of three lines: one batch, as attn-translate's batch of three.

@@ -27,7 +27,7 @@ void write_file(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("a TextOutput file holds nothing at its path until finish, then every byte in order", "[apps][text_io]") {
+TEST_CASE("a TextOutput file holds nothing at its path until finish - then every byte in order", "[apps][text_io]") {
   TempDir dir;
   const std::string path = dir.file("out.txt");
   TextOutput output(path, "the test's text");

@@ -41,7 +41,8 @@ const io::StoredTensor& find(const io::SafetensorsFile& file, const std::string&
 
 }  // namespace
 
-TEST_CASE("a gradient dump holds the batch, each parameter before, its gradient and after 1 and 3 steps", "[bench]") {
+TEST_CASE("a gradient dump holds the batch and each parameter before - its gradient and after 1 and 3 steps",
+          "[bench]") {
   testing::TempDir dir;
   const io::Config config = dump_config(dir, 1);
   bench::GradDumpOptions options;

@@ -120,7 +120,7 @@ TEST_CASE("the attention csv refuses a map larger than its sentence", "[decode][
   CHECK_THROWS_WITH(writer.write(sentence), Catch::Contains("4 x 3"));
 }
 
-TEST_CASE("the attention csv through the AttentionWriter interface: the same bytes, all in the file after finish",
+TEST_CASE("the attention csv through the AttentionWriter interface: the same bytes - all in the file after finish",
           "[decode][attention_csv]") {
   decode::SentenceAttention empty;
   empty.index = 3;

@@ -158,7 +158,7 @@ TEST_CASE("the repetition penalty divides positive logits of used tokens and mul
   CHECK_FALSE(decode::LogitsProcessors(options).empty());
 }
 
-TEST_CASE("unpenalised, a repeats to the limit - penalised, a b eos with the scores of the penalised logits",
+TEST_CASE("unpenalised a repeats to the limit - penalised a b eos with the scores of the penalised logits",
           "[decode][search][logits_processor]") {
   for (Kind kind : kinds()) {
     INFO(kind.label);

@@ -50,7 +50,7 @@ TEST_CASE("optimizer and schedule options default to the config's train.*", "[io
   CHECK(schedule.d_model == io::TransformerConfig{}.d_model);  // the default model's schedule width
 }
 
-TEST_CASE("data options default to the config's data.*, vocab.* and train.*", "[io][config]") {
+TEST_CASE("data options default to the config's data.* vocab.* and train.*", "[io][config]") {
   const io::Config config;
   const data::BatcherOptions batcher;
   CHECK(batcher.batch_tokens == config.train.batch_tokens);

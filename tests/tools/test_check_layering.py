@@ -37,8 +37,8 @@ def main():
     cases = {
         "upward": ({"ops/gemm.h": "#pragma once\n#include \"models/model.h\"\n", "models/model.h": ""},
                    ["ops/gemm.h:2", "ops/ includes models/", "higher level"]),
-        "sideways": ({"data/batch.cpp": "#include <vector>\n#include \"io/config.h\"\n", "io/config.h": ""},
-                     ["data/batch.cpp:2", "data/ includes io/", "its own level"]),
+        "sideways": ({"data/batch.cpp": "#include <vector>\n#include \"eval/bleu.h\"\n", "eval/bleu.h": ""},
+                     ["data/batch.cpp:2", "data/ includes eval/", "its own level"]),
         "unknown folder": ({"extras/thing.cpp": "#include \"core/check.h\"\n"},
                            ["extras/ is not in"]),
     }

@@ -298,7 +298,7 @@ TEST_CASE("restart (--restart) on a complete run moves it aside too - and with n
   CHECK(empty.last_state().step == 2);
 }
 
-TEST_CASE("restart (--restart) moves every file of a run - and the new run's files are its own, none overwritten",
+TEST_CASE("restart (--restart) moves every file of a run - and the new run's files are its own with none overwritten",
           "[train][run_directory][restart]") {
   TinyRun run({{"max_steps", 4}, {"save_every", 2}, {"keep_checkpoints", 5}});
   train::train(run.config, {});
@@ -341,7 +341,7 @@ TEST_CASE("restart (--restart) moves every file of a run - and the new run's fil
           ": checkpoints of different runs cannot be averaged; average checkpoints of one run");
 }
 
-TEST_CASE("restart (--restart) refuses a directory holding files that are not a run's - naming them, moving nothing",
+TEST_CASE("restart (--restart) refuses a directory holding files that are not a run's - naming them and moving nothing",
           "[train][run_directory][restart]") {
   TinyRun run(kTwoSteps);
   train::train(run.config, {});
@@ -382,7 +382,7 @@ TEST_CASE("a fresh start refuses step checkpoints or an average without the rest
   }
 }
 
-TEST_CASE("every checkpoint records the run's id - --resume keeps it, and a run from before run ids stays without",
+TEST_CASE("every checkpoint records the run's id - --resume keeps it and a run from before run ids stays without",
           "[train][run_directory][restart]") {
   TinyRun run({{"max_steps", 2}, {"save_every", 2}, {"keep_checkpoints", 3}});
   train::train(run.config, {});
