@@ -268,9 +268,11 @@ struct TrainConfig {
     v("learning_rate", learning_rate, 0.001, "peak learning rate (noam: its factor)", positive());
     // "noam": learning_rate * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5) (a factor ~1-2).
     v("schedule", schedule, ScheduleType::inverse_sqrt,
-      "after a linear warmup: decay as sqrt(warmup / step) (inverse_sqrt), noam's, or constant");
+      "inverse_sqrt: linear warmup, then lr x sqrt(warmup / step); noam: Vaswani et al.'s; constant: lr from step 1, "
+      "no warmup");
     // Both warmup schedules divide by warmup_steps; validate() asks them for at least 1.
-    v("warmup_steps", warmup_steps, 4000, "steps of linear warmup (0 = none, for constant only)", at_least(0));
+    v("warmup_steps", warmup_steps, 4000,
+      "steps of linear warmup of inverse_sqrt and noam (>= 1 for them; constant ignores it)", at_least(0));
     v("adam_beta1", adam_beta1, 0.9, "Adam's first-moment decay", fraction());
     v("adam_beta2", adam_beta2, 0.98, "Adam's second-moment decay", fraction());
     v("adam_epsilon", adam_epsilon, 1e-9, "Adam's epsilon", positive());

@@ -103,7 +103,7 @@ struct HttpTransport::Impl {
     HttpResponse response;
     set_error(response, res.status, message);
     answer(response, res);
-    metrics.request_done(res.status == 404 ? "other" : req.path, res.status, 0.0);
+    metrics.request_done(req.path, res.status, 0.0);  // a path of no route counts as "other"
     return httplib::Server::HandlerResponse::Handled;
   }
 
@@ -135,10 +135,12 @@ HttpTransport::HttpTransport(const ServerOptions& options, Metrics& metrics)
 HttpTransport::~HttpTransport() = default;
 
 void HttpTransport::get(const std::string& path, Handler handler) {
+  impl_->metrics.add_endpoint(path);
   impl_->http.Get(path, impl_->endpoint(path, std::move(handler)));
 }
 
 void HttpTransport::post(const std::string& path, Handler handler) {
+  impl_->metrics.add_endpoint(path);
   impl_->http.Post(path, impl_->endpoint(path, std::move(handler)));
 }
 

@@ -28,9 +28,23 @@ Metrics::Metrics()
     : latency_({0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}),
       batch_sizes_({1, 2, 4, 8, 16, 32, 64, 128, 256}) {}
 
-void Metrics::request_done(const std::string& endpoint, int status, double seconds) {
+std::string prometheus_label_value(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '\\' || c == '"') out += '\\';
+    out += c == '\n' ? std::string("\\n") : std::string(1, c);
+  }
+  return out;
+}
+
+void Metrics::add_endpoint(const std::string& endpoint) {
   const std::lock_guard<std::mutex> lock(mutex_);
-  ++requests_[{endpoint, status}];
+  endpoints_.insert(endpoint);
+}
+
+void Metrics::request_done(const std::string& path, int status, double seconds) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  ++requests_[{endpoints_.count(path) ? path : std::string(kOtherEndpoint), status}];
   latency_.observe(seconds);
 }
 
@@ -53,7 +67,8 @@ std::string Metrics::prometheus_text(int64_t queue_depth) const {
   out += "# HELP attn_http_requests_total HTTP requests answered, by endpoint and status.\n";
   out += "# TYPE attn_http_requests_total counter\n";
   for (const auto& [key, count] : requests_)
-    out += fmt::format("attn_http_requests_total{{endpoint=\"{}\",status=\"{}\"}} {}\n", key.first, key.second, count);
+    out += fmt::format("attn_http_requests_total{{endpoint=\"{}\",status=\"{}\"}} {}\n",
+                       prometheus_label_value(key.first), key.second, count);
   latency_.write(out, "attn_http_request_duration_seconds", "Time from a request's arrival to its answer.");
   batch_sizes_.write(out, "attn_batch_sentences", "Sentences per decoded batch.");
   out += "# HELP attn_queue_sentences Sentences waiting for a batch.\n# TYPE attn_queue_sentences gauge\n";

@@ -3,9 +3,15 @@
 // and status, request latency, batch sizes, queue depth, sentences and tokens translated,
 // sentences dropped (their client left, or their time ran out).
 // Thread-safe: HTTP threads record requests, the decoding thread records batches.
+//
+// A label's value never comes from a client: the endpoint label is one of the routes the
+// server registered (add_endpoint) or "other", so a scrape stays valid UTF-8 with a bounded
+// number of series whatever paths clients send, and every value is escaped as the text format
+// requires (prometheus_label_value).
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,16 +36,27 @@ class Histogram {
   int64_t count_ = 0;
 };
 
+// `text` as a label value of Prometheus' text format: backslash, double quote and line feed
+// escaped (\\, \", \n).
+std::string prometheus_label_value(const std::string& text);
+
 class Metrics : public QueueObserver {
  public:
+  // The label of requests to no registered endpoint.
+  static constexpr const char* kOtherEndpoint = "other";
+
   Metrics();
-  void request_done(const std::string& endpoint, int status, double seconds);
+  // A route the server answers: requests to it are counted under its own label.
+  void add_endpoint(const std::string& endpoint);
+  // `path`: the request's; one that is not a registered route counts as "other".
+  void request_done(const std::string& path, int status, double seconds);
   void batch_decoded(int sentences, int64_t source_tokens, int64_t target_tokens) override;
   void sentences_dropped(DropReason reason, int64_t sentences) override;
   std::string prometheus_text(int64_t queue_depth) const;
 
  private:
   mutable std::mutex mutex_;
+  std::set<std::string> endpoints_;
   std::map<std::pair<std::string, int>, int64_t> requests_;  // (endpoint, status) -> count
   Histogram latency_, batch_sizes_;
   int64_t sentences_ = 0, source_tokens_ = 0, target_tokens_ = 0;

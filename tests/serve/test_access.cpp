@@ -34,6 +34,7 @@ TEST_CASE("rate limit: a burst of N per minute per client - refilled over the mi
 
 TEST_CASE("metrics in Prometheus text format", "[serve][metrics]") {
   Metrics metrics;
+  metrics.add_endpoint("/translate");
   metrics.request_done("/translate", 200, 0.02);
   metrics.request_done("/translate", 200, 3.0);
   metrics.request_done("/translate", 429, 0.001);
@@ -49,4 +50,23 @@ TEST_CASE("metrics in Prometheus text format", "[serve][metrics]") {
   CHECK_THAT(text, Contains("attn_queue_sentences 7\n"));
   CHECK_THAT(text, Contains("attn_sentences_translated_total 5\n"));
   CHECK_THAT(text, Contains("attn_target_tokens_total 50\n"));
+}
+
+TEST_CASE("metrics label a request by its registered endpoint or other - never by the client's path",
+          "[serve][metrics]") {
+  Metrics metrics;
+  metrics.add_endpoint("/translate");
+  metrics.request_done("/translate", 200, 0.01);
+  for (const std::string path : {"/x\"} 1\nfake_metric 99", "/\xff\xfe", "/unknown", "/translate/"})
+    metrics.request_done(path, 404, 0.0);
+  const std::string text = metrics.prometheus_text(0);
+  CHECK_THAT(text, Contains("attn_http_requests_total{endpoint=\"/translate\",status=\"200\"} 1\n"));
+  CHECK_THAT(text, Contains("attn_http_requests_total{endpoint=\"other\",status=\"404\"} 4\n"));
+  CHECK(text.find("fake_metric") == std::string::npos);
+  CHECK(text.find('\xff') == std::string::npos);
+}
+
+TEST_CASE("a Prometheus label value escapes backslash - double quote and line feed", "[serve][metrics]") {
+  CHECK(prometheus_label_value("/translate") == "/translate");
+  CHECK(prometheus_label_value("a\\b\"c\nd") == "a\\\\b\\\"c\\nd");
 }

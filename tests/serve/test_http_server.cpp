@@ -5,6 +5,9 @@
 #include <fstream>
 #include <httplib.h>
 #include <netinet/in.h>
+#include <regex>
+#include <set>
+#include <sstream>
 #include <sys/socket.h>
 #include <thread>
 #include <unistd.h>
@@ -472,4 +475,85 @@ TEST_CASE("LibreTranslate's /detect: the run's source language", "[serve][http]"
   CHECK(json::parse(form->body)[0]["language"] == "en");
   CHECK(post_json(client, "/detect", {{"q", " "}}, 200)[0]["confidence"] == 0.0);
   CHECK(post_json(client, "/detect", json::object(), 400)["error"] == "Invalid request: missing q parameter");
+}
+
+namespace {
+
+// The response to raw `bytes` sent on a new connection to 127.0.0.1:port, read until the server
+// closes it or is silent for a second.
+std::string raw_exchange(int port, const std::string& bytes) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(uint16_t(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0);
+  REQUIRE(send(fd, bytes.data(), bytes.size(), 0) == ssize_t(bytes.size()));
+  const timeval timeout{1, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  std::string response;
+  char buffer[4096];
+  for (ssize_t n; (n = recv(fd, buffer, sizeof(buffer), 0)) > 0;) response.append(buffer, size_t(n));
+  close(fd);
+  return response;
+}
+
+bool valid_utf8(const std::string& text) {
+  try {
+    (void)json(text).dump();
+    return true;
+  } catch (const json::type_error&) {
+    return false;
+  }
+}
+
+// The first line of `text` that is not Prometheus' text format 0.0.4 ("# HELP name text",
+// "# TYPE name counter|gauge|histogram|summary|untyped", or a sample `name{label="value",...}
+// number` whose label values are escaped), "" when every line is; `labels` gets every value
+// of the label `label`.
+std::string prometheus_format_error(const std::string& text, const std::string& label, std::set<std::string>& labels) {
+  static const std::string name = "[a-zA-Z_:][a-zA-Z0-9_:]*", value = R"("((?:[^"\\\n]|\\[\\"n])*)")";
+  static const std::regex help("# HELP " + name + " [^\n]*"), type("# TYPE " + name +
+                                                                   " (counter|gauge|histogram|summary|untyped)");
+  static const std::regex sample(name + R"((\{([a-zA-Z_][a-zA-Z0-9_]*=)" + value + R"((,[a-zA-Z_][a-zA-Z0-9_]*=)" +
+                                 value + R"()*\})? [-+]?([0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?|Inf|NaN))");
+  static const std::regex pair("([a-zA-Z_][a-zA-Z0-9_]*)=" + value);
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (std::regex_match(line, help) || std::regex_match(line, type)) continue;
+    if (!std::regex_match(line, sample)) return line;
+    for (std::sregex_iterator it(line.begin(), line.end(), pair), end; it != end; ++it)
+      if ((*it)[1] == label) labels.insert((*it)[2]);
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("/metrics after hostile paths: valid text format - endpoint labels from the routes alone",
+          "[serve][http][metrics]") {
+  RunningServer running(small_limits());
+  auto client = running.client();
+  CHECK(post_json(client, "/translate", {{"q", "abc"}, {"source", "en"}, {"target", "it"}}, 200)["translatedText"] ==
+        "cba");
+  for (int i = 0; i < 40; ++i) CHECK(client.Get("/unknown-" + std::to_string(i))->status == 404);
+  // Paths with a quote, a line feed written as %0A, bytes that are not UTF-8, a label's syntax.
+  for (const std::string path : {"/a\"b", "/x%0Afake_metric%201", "/\xff\xfe", "/m{endpoint=\"x\"}", "/translate\\"})
+    CHECK_THAT(raw_exchange(running.port, "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+               Contains("HTTP/1.1 "));
+  auto scrape = client.Get("/metrics");
+  REQUIRE(scrape);
+  REQUIRE(scrape->status == 200);
+  const std::string& text = scrape->body;
+  CHECK(valid_utf8(text));
+  std::set<std::string> endpoints;
+  CHECK(prometheus_format_error(text, "endpoint", endpoints) == "");
+  const std::set<std::string> routes = {"/translate",    "/detect", "/languages", "/frontend/settings",
+                                        "/v1/translate", "/health", "/metrics",   "other"};
+  for (const std::string& endpoint : endpoints) {
+    INFO(endpoint);
+    CHECK(routes.count(endpoint) == 1);
+  }
+  CHECK(endpoints.count("other") == 1);
+  CHECK(text.find("fake_metric") == std::string::npos);
 }
