@@ -512,11 +512,13 @@ bool valid_utf8(const std::string& text) {
 // number` whose label values are escaped), "" when every line is; `labels` gets every value
 // of the label `label`.
 std::string prometheus_format_error(const std::string& text, const std::string& label, std::set<std::string>& labels) {
-  static const std::string name = "[a-zA-Z_:][a-zA-Z0-9_:]*", value = R"("((?:[^"\\\n]|\\[\\"n])*)")";
-  static const std::regex help("# HELP " + name + " [^\n]*"), type("# TYPE " + name +
-                                                                   " (counter|gauge|histogram|summary|untyped)");
-  static const std::regex sample(name + R"((\{([a-zA-Z_][a-zA-Z0-9_]*=)" + value + R"((,[a-zA-Z_][a-zA-Z0-9_]*=)" +
-                                 value + R"()*\})? [-+]?([0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?|Inf|NaN))");
+  // A label value: a quoted string whose backslash, quote and line feed are escaped.
+  static const std::string name = "[a-zA-Z_:][a-zA-Z0-9_:]*", value = R"re("((?:[^"\\\n]|\\[\\"n])*)")re";
+  static const std::string label_pair = "[a-zA-Z_][a-zA-Z0-9_]*=" + value;
+  static const std::regex help("# HELP " + name + " [^\n]*");
+  static const std::regex type("# TYPE " + name + " (counter|gauge|histogram|summary|untyped)");
+  static const std::regex sample(name + "(\\{" + label_pair + "(," + label_pair + ")*\\})? " +
+                                 "[-+]?([0-9]+(\\.[0-9]*)?([eE][-+]?[0-9]+)?|Inf|NaN)");
   static const std::regex pair("([a-zA-Z_][a-zA-Z0-9_]*)=" + value);
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
