@@ -147,6 +147,7 @@ int main(int argc, char** argv) {
       ->check(at_least(1));
   grad->add_option("--src-len", grad_options.source_length, "longest source, eos included")->check(at_least(2));
   grad->add_option("--tgt-len", grad_options.target_length, "longest target, eos included")->check(at_least(2));
+  grad->add_flag("--force", grad_options.force, "replace --output if it exists");
   grad->add_flag("--unfused-loss", grad_options.unfused_loss, "the loss over the full logits (as attn-bench train)");
   grad->add_flag("--corpus", grad_options.corpus,
                  "the first training batch of the config's corpora, with its run directory's vocabulary (instead of "

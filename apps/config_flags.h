@@ -58,6 +58,12 @@ inline std::string without_key(const std::string& message, const std::string& ke
   return message;
 }
 
+// A flag's value as `--set` reads it: the text of a string setting is taken literally, so that
+// `--prefix 5` or `--prefix true` is that text, not a number or a boolean.
+inline std::string override_text(const io::SettingInfo& setting, const std::string& value) {
+  return setting.type == "string" ? nlohmann::json(value).dump() : value;
+}
+
 // Adds `flag`, which sets the config key `key`. Its help is the key's one line (or `help`, the
 // program's own words for it) with the key, its declared default and its allowed values; a
 // value the key does not allow is a one-line error naming the flag ("--beam: must be >= 1; got 0").
@@ -68,12 +74,16 @@ inline CLI::Option* add_config_flag(CLI::App& app, const std::string& flag, cons
                            ", declared default " + setting.default_text +
                            (setting.allowed.empty() ? "" : "; allowed: " + setting.allowed) + ")";
   CLI::Option* option = app.add_option_function<std::string>(
-      flag, [&flags, flag, key](const std::string& value) { flags.add(flag, key, value); }, text);
+      flag,
+      [&flags, flag, key, setting](const std::string& value) { flags.add(flag, key, override_text(setting, value)); },
+      text);
   option->check(CLI::Validator(
-      [key](std::string& value) -> std::string {
+      [key, setting](std::string& value) -> std::string {
         try {
-          io::check_config_setting(key, value);
+          io::check_config_setting(key, override_text(setting, value));
           return "";
+        } catch (const nlohmann::json::exception&) {
+          return "not valid UTF-8";
         } catch (const Error& error) {
           return without_key(error.what(), key);
         }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <spdlog/fmt/fmt.h>
 
 #include "core/check.h"
@@ -188,6 +189,9 @@ std::map<std::string, std::string> dump_metadata(const io::Config& config, const
 
 GradDumpResult write_grad_dump(io::Config config, const GradDumpOptions& options) {
   ATTN_CHECK(!options.output.empty(), "grad dump: no output file (--output)");
+  // A mistyped --output must not replace a checkpoint or an earlier dump.
+  ATTN_CHECK(options.force || !std::filesystem::exists(options.output), "--output ", options.output,
+             " exists; choose another file, or --force to replace it");
   ATTN_CHECK(options.batch_sentences >= 1 && options.source_length >= 2 && options.target_length >= 2,
              "grad dump: need >= 1 sentence of >= 2 source and target tokens; got ", options.batch_sentences, " of ",
              options.source_length, " x ", options.target_length);

@@ -26,6 +26,7 @@ namespace attn::bench {
 
 struct GradDumpOptions {
   std::string output;           // the safetensors file to write
+  bool force = false;           // replace `output` if it exists (otherwise an error)
   int64_t batch_sentences = 4;  // B
   int64_t source_length = 9;    // the longest source, eos included; the others are shorter
   int64_t target_length = 7;    // the longest target, eos included

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
 
 #include <catch2/catch.hpp>
 
@@ -101,4 +104,18 @@ TEST_CASE("a gradient dump accumulated over 2 parts of its batch has the whole b
     ++compared;
   }
   CHECK(compared > 10);
+}
+
+TEST_CASE("a gradient dump refuses to replace an existing file unless forced", "[bench]") {
+  testing::TempDir dir;
+  bench::GradDumpOptions options;
+  options.output = dir.file("kept.safetensors");
+  std::ofstream(options.output) << "an earlier file";
+  CHECK_THROWS_WITH(bench::write_grad_dump(dump_config(dir, 1), options),
+                    Catch::Contains("exists; choose another file, or --force to replace it"));
+  std::ifstream kept(options.output);
+  CHECK(std::string(std::istreambuf_iterator<char>(kept), {}) == "an earlier file");
+  options.force = true;
+  bench::write_grad_dump(dump_config(dir, 1), options);
+  CHECK(io::read_safetensors(options.output).tensors.size() > 10);
 }
