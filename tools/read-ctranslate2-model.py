@@ -344,13 +344,203 @@ def check_vocabularies(model_dir, run_dir, config, variables, aliases, problems)
         problems.append("config.json %s, expected %s" % (ct2_config, expected))
 
 
+# ---- greedy translation with CTranslate2's Transformer, as its source describes it -------------
+
+class Ct2Transformer:
+    """A CTranslate2 TransformerSpec model run in numpy from model.bin alone, following
+    CTranslate2's src/layers/transformer.cc and attention.cc: embeddings x sqrt(D) + the stored
+    position table, post- or pre-norm layers, T5 relative bias, rotary, decoder ALiBi."""
+
+    def __init__(self, model_dir):
+        _, _, variables, aliases = read_model_bin(os.path.join(model_dir, "model.bin"))
+        self.v = {}
+        for name, (type_id, array) in variables.items():
+            self.v[name] = self._float(type_id, array)
+        for alias, target in aliases.items():
+            self.v[alias] = self.v[target]
+            if target + "_scale" in self.v:
+                self.v[alias + "_scale"] = self.v[target + "_scale"]
+        for name in [n for n in self.v if n.endswith("_scale")]:  # int8: value / scale per row
+            weight = name[:-len("_scale")]
+            self.v[weight] = self.v[weight] / self.v[name][:, None]
+        self.config = json.load(open(os.path.join(model_dir, "config.json"), encoding="utf-8"))
+        self.epsilon = self.config.get("layer_norm_epsilon") or 1e-5
+
+    @staticmethod
+    def _float(type_id, array):
+        if type_id == 5:  # bfloat16: the upper half of a float32
+            return (array.astype(np.uint32) << 16).view(np.float32)
+        return array.astype(np.float32) if type_id in (0, 4) else array
+
+    def has(self, name):
+        return name in self.v
+
+    def norm(self, scope, x):
+        mean = x.mean(-1, keepdims=True)
+        variance = ((x - mean) ** 2).mean(-1, keepdims=True)
+        return (x - mean) / np.sqrt(variance + self.epsilon) * self.v[scope + "/gamma"] + self.v[scope + "/beta"]
+
+    def dense(self, scope, x):
+        y = x @ self.v[scope + "/weight"].T
+        return y + self.v[scope + "/bias"] if self.has(scope + "/bias") else y
+
+    def activation(self, stack, x):
+        if int(self.v[stack + "/activation"]) == 3:
+            return 0.5 * x * (1.0 + np.vectorize(math.erf)(x / math.sqrt(2.0)).astype(np.float32))
+        return np.maximum(x, 0)
+
+    def rotate(self, scope, x):  # x (H, T, Dh) at positions 0..T-1; interleaved pairs
+        depth = x.shape[-1]
+        inv_freq = 1.0 / (float(self.v[scope + "/rotary_base"]) ** (np.arange(0, depth, 2) / depth))
+        angles = np.arange(x.shape[1])[:, None] * inv_freq[None, :]
+        cos, sin = np.repeat(np.cos(angles), 2, -1), np.repeat(np.sin(angles), 2, -1)
+        turned = np.empty_like(x)
+        turned[..., 0::2], turned[..., 1::2] = -x[..., 1::2], x[..., 0::2]
+        return x * cos + turned * sin
+
+    def t5_bias(self, scope, length):
+        table, max_distance = self.v[scope + "/relative_attention_bias"], int(self.v[scope + "/relative_attention_max_distance"])
+        per_direction = table.shape[0] // 2
+        exact = per_direction // 2
+        buckets = np.zeros((length, length), dtype=np.int64)
+        for i in range(length):
+            for j in range(length):
+                relative, bucket = j - i, 0
+                if relative > 0:
+                    bucket = per_direction
+                distance = abs(relative)
+                if distance >= exact:
+                    distance = min(int(exact + math.log(distance / exact) / math.log(max_distance / exact)
+                                       * (per_direction - exact)), per_direction - 1)
+                buckets[i, j] = bucket + distance
+        return table[buckets].transpose(2, 0, 1)  # (H, T, T)
+
+    def alibi(self, heads, keys):  # CTranslate2's slopes; negative positions ending at 0
+        power = 2 ** int(math.floor(math.log2(heads)))
+        base = 2.0 ** (-(2.0 ** -(math.log2(power) - 3)))
+        slopes = [base ** p for p in range(1, power + 1)]
+        if power != heads:
+            extra = 2.0 ** (-(2.0 ** -(math.log2(2 * power) - 3)))
+            slopes += [extra ** p for p in range(1, 2 * min(power, heads - power) + 1, 2)]
+        return np.array(slopes, dtype=np.float32)[:, None, None] * (np.arange(keys) - (keys - 1))[None, None, :]
+
+    def attention(self, stack, scope, queries, memory, causal):
+        heads = int(self.v[stack + "/num_heads"])
+        width = queries.shape[-1]
+        depth = width // heads
+        split = lambda x: x.reshape(x.shape[0], heads, depth).transpose(1, 0, 2)
+        if memory is None:
+            q, k, v = np.split(self.dense(scope + "/linear_0", queries), 3, axis=-1)
+        else:
+            q = self.dense(scope + "/linear_0", queries)
+            k, v = np.split(self.dense(scope + "/linear_1", memory), 2, axis=-1)
+        q, k, v = split(q), split(k), split(v)
+        if self.has(scope + "/rotary_dim"):
+            q, k = self.rotate(scope, q), self.rotate(scope, k)
+        scores = (q @ k.transpose(0, 2, 1)) / math.sqrt(depth)
+        if self.has(scope + "/relative_attention_bias"):
+            scores = scores + self.t5_bias(scope, queries.shape[0])
+        if causal and int(self.v.get(stack + "/alibi", 0)):
+            scores = scores + self.alibi(heads, k.shape[1])
+        if causal:
+            scores = scores + np.triu(np.full(scores.shape[1:], -np.inf, dtype=np.float32), 1)
+        weights = np.exp(scores - scores.max(-1, keepdims=True))
+        weights /= weights.sum(-1, keepdims=True)
+        context = (weights @ v).transpose(1, 0, 2).reshape(queries.shape[0], width)
+        return self.dense(scope + "/linear_%d" % (1 if memory is None else 2), context)
+
+    def sublayer(self, stack, scope, x, branch):
+        pre_norm = int(self.v[stack + "/pre_norm"])
+        if pre_norm:
+            return x + branch(self.norm(scope + "/layer_norm", x))
+        return self.norm(scope + "/layer_norm", x + branch(x))
+
+    def embed(self, stack, table, ids):
+        x = self.v[table][ids] * math.sqrt(self.v[table].shape[1])
+        if self.has(stack + "/position_encodings/encodings"):
+            x = x + self.v[stack + "/position_encodings/encodings"][:len(ids)]
+        return x
+
+    def encode(self, ids):
+        x = self.embed("encoder", "encoder/embeddings_0/weight", ids)
+        layer = 0
+        while self.has("encoder/layer_%d/ffn/linear_0/weight" % layer):
+            scope = "encoder/layer_%d" % layer
+            x = self.sublayer("encoder", scope + "/self_attention", x,
+                              lambda h: self.attention("encoder", scope + "/self_attention", h, None, False))
+            x = self.sublayer("encoder", scope + "/ffn", x, lambda h: self.ffn("encoder", scope + "/ffn", h))
+            layer += 1
+        return self.norm("encoder/layer_norm", x) if self.has("encoder/layer_norm/gamma") else x
+
+    def ffn(self, stack, scope, x):
+        return self.dense(scope + "/linear_1", self.activation(stack, self.dense(scope + "/linear_0", x)))
+
+    def next_logits(self, memory, ids):
+        x = self.embed("decoder", "decoder/embeddings/weight", ids)
+        layer = 0
+        while self.has("decoder/layer_%d/ffn/linear_0/weight" % layer):
+            scope = "decoder/layer_%d" % layer
+            x = self.sublayer("decoder", scope + "/self_attention", x,
+                              lambda h: self.attention("decoder", scope + "/self_attention", h, None, True))
+            x = self.sublayer("decoder", scope + "/attention", x,
+                              lambda h: self.attention("decoder", scope + "/attention", h, memory, False))
+            x = self.sublayer("decoder", scope + "/ffn", x, lambda h: self.ffn("decoder", scope + "/ffn", h))
+            layer += 1
+        if self.has("decoder/layer_norm/gamma"):
+            x = self.norm("decoder/layer_norm", x)
+        return self.dense("decoder/projection", x[-1:])[0]
+
+    def greedy(self, source_ids, start, end, max_length):
+        memory, output = self.encode(np.array(source_ids)), [start]
+        while len(output) - 1 < max_length:
+            token = int(np.argmax(self.next_logits(memory, np.array(output))))
+            output.append(token)
+            if token == end:
+                break
+        return [t for t in output[1:] if t != end]
+
+
+def translate(model_dir, ratio, extra, limit):
+    """Source pieces on stdin, one sentence a line -> greedy target pieces on stdout, with the
+    max_decoding_length docs/guide.md gives for attn's length rule."""
+    model = Ct2Transformer(model_dir)
+    config = model.config
+    if os.path.exists(os.path.join(model_dir, "shared_vocabulary.json")):
+        source = target = json.load(open(os.path.join(model_dir, "shared_vocabulary.json"), encoding="utf-8"))
+    else:
+        source = json.load(open(os.path.join(model_dir, "source_vocabulary.json"), encoding="utf-8"))
+        target = json.load(open(os.path.join(model_dir, "target_vocabulary.json"), encoding="utf-8"))
+    source_id = {piece: i for i, piece in enumerate(source)}
+    for line in sys.stdin:
+        pieces = line.split()
+        if not pieces:
+            print()
+            continue
+        ids = [source_id.get(p, source_id[config["unk_token"]]) for p in pieces][:limit - 1]
+        if config["add_source_eos"]:
+            ids.append(source_id[config["eos_token"]])
+        max_length = max(min(int(np.float32(ratio) * np.float32(len(ids))) + extra, limit), 1)
+        output = model.greedy(ids, target.index(config["decoder_start_token"]), target.index(config["eos_token"]),
+                              max_length)
+        print(" ".join(target[t] for t in output))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("model_dir")
-    parser.add_argument("--run", required=True, help="the attn run directory exported")
+    parser.add_argument("--run", help="the attn run directory exported (the check)")
+    parser.add_argument("--translate", nargs=3, type=float, metavar=("RATIO", "EXTRA", "LIMIT"),
+                        help="instead of the check: translate source pieces from stdin greedily, with attn's "
+                             "decode.max_len_ratio, max_len_extra and the model's length limit")
     parser.add_argument("--checkpoint", help="the checkpoint exported (default: the run's best)")
     parser.add_argument("--quantization", default="float32", choices=["float32", "int8", "float16", "bfloat16"])
     args = parser.parse_args()
+    if args.translate:
+        ratio, extra, limit = args.translate
+        translate(args.model_dir, ratio, int(extra), int(limit))
+        return 0
+    if not args.run:
+        parser.error("--run RUN is needed for the check")
     checkpoint = args.checkpoint or os.path.join(args.run, "checkpoint.best.safetensors")
     tensors, metadata = read_safetensors(checkpoint)
     config = json.loads(metadata["config"]) if "config" in metadata else json.load(open(os.path.join(args.run, "config.json")))
