@@ -3,11 +3,11 @@
 #   a test case under tests/apps/         -> programs (it runs the programs)
 #   a test case under tests/<folder>/     -> unit;<folder>
 #   a test case directly under tests/     -> unit;meta
-#   a test case tagged [slow], [mpi] or [serve] -> also slow, mpi, serve (-LE slow leaves the
-#   slow ones out of a loop)
+#   a test case tagged [slow], [mpi], [serve] or [tools] -> also slow, mpi, serve, tools (-LE slow
+#   leaves the slow ones out of a loop; [tools]: it checks a tool of tools/ as well)
 # Usage: cmake -D TEST_EXECUTABLE=<attn_tests> -D LABELS_FILE=<out.cmake> -P ctest_labels.cmake
 cmake_policy(VERSION 3.16)
-set(label_tags slow mpi serve)
+set(label_tags slow mpi serve tools)
 
 # The test cases' names, one a line; a name holds no ';' (tests/test_names.cpp).
 function(list_test_cases out)

@@ -19,6 +19,7 @@ packages=(
   curl ca-certificates python3  # tools/get-data.sh downloads the corpus and splits it
   libcpp-httplib-dev    # attn-serve's HTTP server (cpp-httplib 0.11, lib/serve)
   python3-torch         # the gradcheck tests: tools/check-gradients.py replays a step in PyTorch
+  python3-numpy         # tools/read-ctranslate2-model.py, which the attn-export tests run
 )
 [ $# -eq 0 ] || packages=("$@")
 

@@ -20,9 +20,9 @@ using nlohmann::json;
 
 namespace {
 
-const std::vector<std::string> kPrograms = {"attn-train",    "attn-translate",      "attn-score",
-                                            "attn-tokenize", "attn-dump-attention", "attn-bench",
-                                            "attn-average",  "attn-quantize",       "attn-align"};
+const std::vector<std::string> kPrograms = {"attn-train",          "attn-translate", "attn-score",   "attn-tokenize",
+                                            "attn-dump-attention", "attn-bench",     "attn-average", "attn-quantize",
+                                            "attn-align",          "attn-export"};
 
 // Runs a shell command; its standard output, or nothing when it fails.
 std::optional<std::string> shell_output(const TempDir& dir, const std::string& command) {
