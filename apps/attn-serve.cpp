@@ -29,7 +29,7 @@ struct Flags {
   attn::apps::EnsembleFlags ensemble;  // --model, --checkpoint, --weights
   std::string precision;
   attn::apps::ConfigFlags config;  // --beam, --batch-size, --threads: keys of the runs' configs
-  int max_batch_wait_ms = 5, read_timeout = 10, write_timeout = 10, request_timeout = 60;
+  int max_batch_wait_ms = 5, header_timeout = 10, body_timeout = 10, write_timeout = 10, request_timeout = 60;
   attn::serve::ServerOptions server;
 };
 
@@ -74,7 +74,8 @@ int serve(Flags& flags) {
   // The queue's batches are the decoder's batches.
   flags.server.queue.batch_size = config.decode.batch_size;
 
-  flags.server.read_timeout = std::chrono::seconds(flags.read_timeout);
+  flags.server.header_timeout = std::chrono::seconds(flags.header_timeout);
+  flags.server.body_timeout = std::chrono::seconds(flags.body_timeout);
   flags.server.write_timeout = std::chrono::seconds(flags.write_timeout);
   flags.server.request_timeout = std::chrono::seconds(flags.request_timeout);
   flags.server.queue.max_wait = std::chrono::milliseconds(flags.max_batch_wait_ms);
@@ -149,8 +150,12 @@ int main(int argc, char** argv) {
   app.add_option("--max-queue", server.queue.max_queue,
                  "sentences waiting at most; a request beyond gets 503 with Retry-After (default 10000)")
       ->check(at_least(1));
-  app.add_option("--max-body-bytes", server.max_body_bytes, "largest request body; larger get 413 (default 1048576)")
+  app.add_option("--max-body-bytes", server.max_body_bytes,
+                 "largest request body (JSON, form or multipart; chunked or not); larger get 413 (default 1048576)")
       ->check(at_least(1));
+  app.add_option("--max-header-bytes", server.max_header_bytes,
+                 "largest request line and headers together; larger get 431 (default 16384)")
+      ->check(at_least(256));
   app.add_option("--char-limit", server.limits.char_limit,
                  "characters per request, all texts together (LibreTranslate's char_limit); 0 = none (default 5000)")
       ->check(at_least(0));
@@ -163,7 +168,14 @@ int main(int argc, char** argv) {
   app.add_option("--rate-limit", server.rate_limit,
                  "requests per minute per API key (per IP address without one); beyond: 429; 0 = none (default)")
       ->check(at_least(0));
-  app.add_option("--read-timeout", flags.read_timeout, "seconds a client may take to send a request (default 10)")
+  app.add_option("--header-timeout", flags.header_timeout,
+                 "seconds a connection may take to send a request's line and headers, counted from its opening "
+                 "(or its previous answer): a total, which a slow trickle of bytes does not extend; then it is "
+                 "closed (default 10)")
+      ->check(at_least(1));
+  app.add_option("--body-timeout", flags.body_timeout,
+                 "seconds a client may take to send a request's body, counted from the end of its headers: a total; "
+                 "then the connection is closed (default 10)")
       ->check(at_least(1));
   app.add_option("--write-timeout", flags.write_timeout, "seconds a client may take to read an answer (default 10)")
       ->check(at_least(1));
@@ -171,7 +183,12 @@ int main(int argc, char** argv) {
                  "seconds a request may wait for its translations; then 503 and its sentences are dropped (default 60)")
       ->check(at_least(1));
   app.add_option("--http-threads", server.http_threads,
-                 "requests handled at once; each waits for its batch, so at least the clients expected (default 128)")
+                 "requests handled at once (not connections: one io thread holds every connection); each waits for "
+                 "its batch, so at least the requests expected in flight (default 128)")
       ->check(at_least(1));
+  app.add_option("--max-connections", server.max_connections,
+                 "client connections open at once; beyond, a new one gets 503 and is closed; 0 = as many as the "
+                 "descriptor limit allows, its soft limit raised to the hard one (default 0)")
+      ->check(at_least(0));
   return attn::apps::run_app(app, argc, argv, [&] { return serve(flags); });
 }

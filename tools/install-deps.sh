@@ -17,7 +17,8 @@ packages=(
   clang-format          # .ci/run checks the formatting (tools/check-format.sh)
   libopenmpi-dev openmpi-bin  # data-parallel training: mpirun -np N attn-train
   curl ca-certificates python3  # tools/get-data.sh downloads the corpus and splits it
-  libcpp-httplib-dev    # attn-serve's HTTP server (cpp-httplib 0.11, lib/serve)
+  libboost-dev          # attn-serve's HTTP server (Boost.Beast and Asio 1.74, header-only; lib/serve)
+  libcpp-httplib-dev    # the serving tests' HTTP client (cpp-httplib 0.11)
   python3-torch         # the gradcheck tests: tools/check-gradients.py replays a step in PyTorch
   python3-numpy         # tools/read-ctranslate2-model.py, which the attn-export tests run
 )

@@ -1,5 +1,5 @@
 #pragma once
-// attn-serve's HTTP server: the transport (http_transport.h, cpp-httplib) with both API
+// attn-serve's HTTP server: the transport (http_transport.h, Boost.Beast) with both API
 // dialects' routes, the service they share (translation_service.h), and the server's own
 // endpoints; the order of start-up and shutdown.
 //

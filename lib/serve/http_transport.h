@@ -1,9 +1,11 @@
 #pragma once
-// attn-serve's HTTP transport, the one file that knows cpp-httplib: the listening socket, the
-// server's threads, timeouts and body limit, the mapping of a route's errors to status codes
-// (and of httplib's own refusals to the same {"error"} body), a count of every answer in
-// Metrics, and shutdown. The API dialects register their routes through `Routes`
-// (serve/routes.h) and never see httplib.
+// attn-serve's HTTP transport, the one place that knows Boost.Beast/Asio (with
+// http_connection.h, its connections): the listening socket, one io thread (the one that calls
+// listen()) that holds every connection with its deadlines, the cap on connections, the worker
+// pool that runs the routes' handlers (--http-threads requests at once), the mapping of a
+// route's errors to status codes, a count of every answer and connection in Metrics, and
+// shutdown. The API dialects register their routes through `Routes` (serve/routes.h) and never
+// see Beast.
 //
 //   HttpTransport transport(options, metrics);
 //   transport.post("/translate", handler);    // every route before listen()
@@ -21,7 +23,7 @@ namespace attn::serve {
 
 class HttpTransport final : public Routes {
  public:
-  // Uses options' host, port, max_body_bytes, read/write timeouts and http_threads.
+  // Uses options' host, port, deadlines, size limits, max_connections and http_threads.
   HttpTransport(const ServerOptions& options, Metrics& metrics);
   ~HttpTransport() override;
   HttpTransport(const HttpTransport&) = delete;
@@ -30,12 +32,16 @@ class HttpTransport final : public Routes {
   void get(const std::string& path, Handler handler) override;
   void post(const std::string& path, Handler handler) override;
 
-  // Binds host:port; returns the port (the one chosen when port is 0). Throws naming both.
+  // Raises the process' descriptor limit (RLIMIT_NOFILE's soft limit to its hard limit) and
+  // binds host:port; returns the port (the one chosen when port is 0). Throws naming both.
   int bind();
-  // Serves until stop(); returns once the requests it accepted are answered.
+  // Serves on the calling thread until stop(); returns once the requests it accepted are answered.
   void listen();
-  // From any thread: stops accepting. Requests already accepted are still answered.
+  // From any thread: stops accepting and closes the connections that wait for a request.
+  // Requests already read are still answered (their connections close after).
   void stop();
+  // Connections open at once (options' max_connections, or what the descriptor limit allows).
+  int max_connections() const;
 
  private:
   struct Impl;

@@ -48,6 +48,21 @@ void Metrics::request_done(const std::string& path, int status, double seconds) 
   latency_.observe(seconds);
 }
 
+void Metrics::set_open_connections(int64_t open) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  open_connections_ = open;
+}
+
+void Metrics::connection_timed_out(RequestPhase phase) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  ++timed_out_[int(phase)];
+}
+
+void Metrics::connection_refused() {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  ++connections_refused_;
+}
+
 void Metrics::batch_decoded(int sentences, int64_t source_tokens, int64_t target_tokens) {
   const std::lock_guard<std::mutex> lock(mutex_);
   batch_sizes_.observe(sentences);
@@ -84,6 +99,17 @@ std::string Metrics::prometheus_text(int64_t queue_depth) const {
       "request ran past --request-timeout.\n# TYPE attn_sentences_dropped_total counter\n";
   out += fmt::format("attn_sentences_dropped_total{{reason=\"client_gone\"}} {}\n", dropped_client_gone_);
   out += fmt::format("attn_sentences_dropped_total{{reason=\"timeout\"}} {}\n", dropped_timeout_);
+  out += "# HELP attn_http_connections Client connections open.\n# TYPE attn_http_connections gauge\n";
+  out += fmt::format("attn_http_connections {}\n", open_connections_);
+  out +=
+      "# HELP attn_http_connections_timed_out_total Connections closed at a deadline: no request came (idle), "
+      "its head was not in (head, --header-timeout) or its body (body, --body-timeout).\n"
+      "# TYPE attn_http_connections_timed_out_total counter\n";
+  const char* phases[] = {"idle", "head", "body"};
+  for (int phase = 0; phase < 3; ++phase)
+    out += fmt::format("attn_http_connections_timed_out_total{{phase=\"{}\"}} {}\n", phases[phase], timed_out_[phase]);
+  counter("attn_http_connections_refused_total", "Connections refused (503) because --max-connections were open.",
+          connections_refused_);
   return out;
 }
 

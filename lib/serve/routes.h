@@ -1,6 +1,6 @@
 #pragma once
 // What an API dialect sees of HTTP: a request and a response of serve's own, and the routes it
-// registers with the transport (serve/http_transport.h). No cpp-httplib type crosses this line,
+// registers with the transport (serve/http_transport.h). No Beast or Asio type crosses this line,
 // so the dialects (libretranslate_api.h, native_api.h) stay as they are when the transport
 // changes.
 //
@@ -20,12 +20,13 @@ namespace attn::serve {
 
 struct HttpRequest {
   std::string body, content_type;
-  // multipart/form-data: the body's parts (name, content) in order; the body itself is not read.
+  // multipart/form-data: the body's parts (name, content) in order (serve/multipart_form.h;
+  // a malformed form is refused with 400 before the handler runs); the body itself is not read.
   bool multipart = false;
   std::vector<std::pair<std::string, std::string>> parts;
   std::string remote_addr;  // the client's address (the rate limit's key without an API key)
-  // Whether the client has closed its connection (the transport's way of knowing; may cost a
-  // look-up the first time): a waiting request then gives up.
+  // Whether the client has closed its connection (the transport polls the connection's socket
+  // without reading from it): a waiting request then gives up.
   std::function<bool()> client_gone = [] { return false; };
 };
 

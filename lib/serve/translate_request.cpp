@@ -40,20 +40,6 @@ std::string url_decode(std::string_view text) {
   return out;
 }
 
-bool media_type_is(std::string_view content_type, std::string_view type) {
-  const std::string_view base = content_type.substr(0, content_type.find(';'));
-  size_t begin = 0, end = base.size();
-  while (begin < end && base[begin] == ' ') ++begin;
-  while (end > begin && base[end - 1] == ' ') --end;
-  if (end - begin != type.size()) return false;
-  for (size_t i = 0; i < type.size(); ++i) {
-    char c = base[begin + i];
-    if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
-    if (c != type[i]) return false;
-  }
-  return true;
-}
-
 // q: a string, or a non-empty array of strings.
 void read_q(const json& fields, std::vector<std::string>& q, bool& batch) {
   const auto found = fields.find("q");
@@ -235,6 +221,20 @@ std::vector<std::string> prefix_field(const json& fields, size_t texts) {
 constexpr int kMaxAlternatives = 64;
 
 }  // namespace
+
+bool media_type_is(std::string_view content_type, std::string_view type) {
+  const std::string_view base = content_type.substr(0, content_type.find(';'));
+  size_t begin = 0, end = base.size();
+  while (begin < end && base[begin] == ' ') ++begin;
+  while (end > begin && base[end - 1] == ' ') --end;
+  if (end - begin != type.size()) return false;
+  for (size_t i = 0; i < type.size(); ++i) {
+    char c = base[begin + i];
+    if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
+    if (c != type[i]) return false;
+  }
+  return true;
+}
 
 bool is_valid_utf8(std::string_view text) {
   try {

@@ -79,6 +79,8 @@ std::vector<std::optional<std::string>> sentence_prefixes(const NativeRequest& r
 nlohmann::json body_fields(std::string_view body, std::string_view content_type);
 // application/x-www-form-urlencoded -> {"name": "value", ...}; '+' is a space, %XX a byte.
 nlohmann::json form_fields(std::string_view body);
+// Whether `content_type`'s media type (before any ';' parameters) is `type` (lower case), in any case.
+bool media_type_is(std::string_view content_type, std::string_view type);
 
 // LibreTranslate's checks, with its messages: q, source and target present ("Invalid request:
 // missing q parameter"), q a string or an array of strings, format "text" or "html",

@@ -1,6 +1,6 @@
 // libFuzzer target: attn-serve's request path before the model, bytes -> body fields (JSON or
-// form) -> a LibreTranslate or attn request -> limits -> text templates (plain or HTML) ->
-// rendering, as lib/serve/http_server.cpp runs it.
+// form; and the bytes as a multipart form) -> a LibreTranslate or attn request -> limits -> text
+// templates (plain or HTML) -> rendering, as lib/serve/http_server.cpp runs it.
 //
 // The first input byte picks the body's content type and the request kind (translate,
 // /v1/translate with its alignment fields, detect); the rest is the body. A bad body may only raise HttpError (status
@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "serve/multipart_form.h"
 #include "serve/text_template.h"
 #include "serve/translate_request.h"
 
@@ -60,6 +61,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         check_template(html ? attn::serve::html_template(text) : attn::serve::plain_text_template(text), text);
       }
     }
+  } catch (const attn::serve::HttpError& error) {
+    require(error.status() == 400);
+  }
+  // The raw bytes as a multipart form (boundary "b") and as a Content-Type: its parts, or a 400.
+  try {
+    for (const auto& [name, content] : attn::serve::parse_multipart_form(body, "b"))
+      require(name.size() + content.size() < body.size());
+    require(!attn::serve::multipart_boundary(body).empty());
   } catch (const attn::serve::HttpError& error) {
     require(error.status() == 400);
   }
