@@ -19,6 +19,8 @@ packages=(
   curl ca-certificates python3  # tools/get-data.sh downloads the corpus and splits it
   libcpp-httplib-dev    # attn-serve's HTTP server (cpp-httplib 0.11, lib/serve)
   python3-torch         # the gradcheck tests: tools/check-gradients.py replays a step in PyTorch
+  chromium chromium-driver python3-selenium  # the explorer's browser tests (tests/browser/)
+  npm                   # the browser tests install axe-core (accessibility checks) into the build tree
 )
 [ $# -eq 0 ] || packages=("$@")
 
