@@ -4,6 +4,7 @@
 //   attn-dump-attention --model runs/en-it --src s.txt --tgt t.txt --alignments [pieces] [--alignment-layer L ...]
 //       [--reverse-model runs/it-en [--symmetrize grow-diag-final-and]]
 //   attn-dump-attention --model runs/en-it --src s.txt --tgt t.txt --choose-alignment links.txt
+//   attn-dump-attention --model runs/en-it --src s.txt [--tgt t.txt] --html page.html   (the explorer's view)
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -15,6 +16,7 @@
 #include "config_flags.h"
 #include "core/check.h"
 #include "data/corpus.h"
+#include "decode/alignment.h"
 #include "decode/alignment_choice.h"
 #include "decode/attention_csv.h"
 #include "decode/attention_dump.h"
@@ -22,6 +24,7 @@
 #include "eval/alignment_score.h"
 #include "run/load_run.h"
 #include "run_defaults.h"
+#include "serve/explorer_page.h"
 #include "text_io.h"
 
 namespace {
@@ -47,6 +50,10 @@ symmetrises both directions' word links (--symmetrize); each run reads its own e
 --reverse-checkpoint F loads the reverse run from F (e.g. its attn-average) instead of its default.
 A run's extraction defaults to its alignment.json, which --choose-alignment writes, else,
 for a run trained with train.guided_alignment, to the guided layer, head and shift.
+--html FILE: instead of CSV, the attention explorer's view of the sentences (every map that --kind,
+--layer and --head keep, and the run's own alignment links when every cross map is kept) as one
+self-contained HTML page, the page attn-serve serves at /, with the data inside: it opens from
+file:// with no server and downloads each view as PNG, SVG and this CSV.
 --choose-alignment LINKS (forced mode): scores every extraction (each layer's mean and heads, shift
 0 and 1, words any and mean) against reference word links of the --src/--tgt pairs (Pharaoh lines,
 gold or an aligner's such as attn-align's; a line with tabs is read by its last field, as XL-WA's),
@@ -56,7 +63,7 @@ the default of attn-translate, attn-dump-attention and attn-serve (--no-save: pr
 
 struct Flags {
   std::vector<std::string> model_dirs;  // a vector only to refuse an ensemble clearly
-  std::string checkpoint, src_path, tgt_path, out_path, kind, precision, choose_path;
+  std::string checkpoint, src_path, tgt_path, out_path, kind, precision, choose_path, html_path;
   bool no_save = false;
   // --beam stays this program's own: free mode is greedy whatever the run's decode.beam.
   int layer = 0, head = 0, beam = 1;
@@ -79,12 +86,25 @@ attn::decode::AttentionDumpOptions dump_options(const Flags& flags, const attn::
 }
 
 // The attention maps' format (decode/attention_writer.h): tidy CSV, pieces named by the run's
-// vocabularies.
-std::unique_ptr<attn::decode::AttentionWriter> attention_writer(std::ostream& out, const attn::run::LoadedRun& run) {
+// vocabularies, or --html's page with the run's own alignment links when the selection keeps
+// every cross map they may read.
+std::unique_ptr<attn::decode::AttentionWriter> attention_writer(std::ostream& out, const Flags& flags,
+                                                                const attn::run::LoadedRun& run,
+                                                                const std::string& run_dir,
+                                                                const std::vector<std::string>& sources,
+                                                                const std::vector<std::string>& targets) {
   const attn::data::Vocab& source = run.vocab->source;
   const attn::data::Vocab& target = run.vocab->target;
-  return std::make_unique<attn::decode::AttentionCsvWriter>(
-      out, [&](int32_t id) { return source.piece(id); }, [&](int32_t id) { return target.piece(id); });
+  if (flags.html_path.empty())
+    return std::make_unique<attn::decode::AttentionCsvWriter>(
+        out, [&](int32_t id) { return source.piece(id); }, [&](int32_t id) { return target.piece(id); });
+  const bool every_cross_map =
+      (flags.kind.empty() || flags.kind == "cross") && !flags.has_layer && !flags.has_head && !flags.average_heads;
+  std::optional<attn::decode::AlignmentExtraction> extraction;
+  if (every_cross_map && attn::decode::cross_attention_shape(*run.model).layers > 0)
+    extraction = attn::decode::run_alignment_extraction(run_dir, run.config);
+  return std::make_unique<attn::serve::AttentionHtmlWriter>(out, source, target, sources, targets,
+                                                            attn::serve::AttentionFilter{}, extraction, run_dir);
 }
 
 // --choose-alignment: every extraction scored against the reference links, best first; the best
@@ -136,7 +156,8 @@ int dump(Flags& flags) {
     ATTN_CHECK(sources.size() == targets.size(), "--src ", flags.src_path, " has ", sources.size(), " lines but --tgt ",
                flags.tgt_path, " has ", targets.size());
   }
-  attn::apps::TextOutput output(flags.out_path, "the attention");
+  attn::apps::TextOutput output(flags.html_path.empty() ? flags.out_path : flags.html_path,
+                                flags.html_path.empty() ? "the attention" : "the attention page");
   std::ostream& out = output.stream();
   if (!flags.choose_path.empty()) {
     choose_alignment(flags, run, config, run_dir, sources, targets, out);
@@ -151,7 +172,7 @@ int dump(Flags& flags) {
   const attn::decode::AlignmentExtraction extraction =
       alignments ? attn::apps::alignment_extraction(flags.alignments, run_dir, run.config)
                  : attn::decode::AlignmentExtraction{};
-  if (!alignments) writer = attention_writer(out, run);
+  if (!alignments) writer = attention_writer(out, flags, run, run_dir, sources, targets);
   // Alignments: one line per input line (an empty line's is empty), written once all are known.
   std::vector<attn::align::Links> links(alignments ? sources.size() : 0);
   const bool free_reverse = reverse && flags.tgt_path.empty();
@@ -212,6 +233,12 @@ int main(int argc, char** argv) {
                      ->excludes(head)
                      ->excludes(average)
                      ->excludes("--alignments");
+  app.add_option("--html", flags.html_path,
+                 "write the explorer's page of these sentences to this file instead of CSV (see below)")
+      ->excludes("--out")
+      ->excludes(average)
+      ->excludes("--alignments")
+      ->excludes(choose);
   app.add_flag("--no-save", flags.no_save, "with --choose-alignment: print the ranking only")->needs(choose);
   app.add_option("--beam", flags.beam, "free mode: beam size; 1 = greedy (default: 1)")
       ->check(at_least(1))

@@ -1,5 +1,6 @@
 // attn-serve: a translation server over a trained run, with LibreTranslate's HTTP API.
 //   attn-serve --model runs/en-it [--host 127.0.0.1] [--port 8080] [--beam 5] [--precision auto]
+//   open http://127.0.0.1:8080/ : the attention explorer (lib/serve/explorer_api.h)
 //   curl -s localhost:8080/translate -H 'Content-Type: application/json' -d '{"q": "Hello.", "target": "it", "source":
 //   "en"}'
 //
@@ -21,6 +22,7 @@
 #include "run/load_run.h"
 #include "run_defaults.h"
 #include "serve/http_server.h"
+#include "serve/model_attention.h"
 #include "serve/translator_backend.h"
 
 namespace {
@@ -90,6 +92,7 @@ int serve(Flags& flags) {
 
   std::optional<attn::run::LoadedEnsemble> models;
   std::optional<attn::serve::TranslatorBackend> backend;
+  std::optional<attn::serve::ModelAttention> attention;  // the explorer's maps: one model's, not an ensemble's
   try {
     attn::serve::ModelInfo info{languages, 0, model_dirs.front(), {}, {}, {}};
     run_on_passing_thread([&] {
@@ -107,7 +110,11 @@ int serve(Flags& flags) {
     options.search.nbest = 1;
     backend.emplace(models->model(), run.vocab->source, run.vocab->target, options, configs.front().train.threads);
     info.beam = options.search.beam;
-    server.set_backend(*backend, info);
+    if (models->runs.size() == 1)
+      attention.emplace(models->model(), run.vocab->source, run.vocab->target, options,
+                        info.cross_attention.layers > 0 ? std::optional(info.alignment) : std::nullopt,
+                        model_dirs.front());
+    server.set_backend(*backend, info, attention ? &*attention : nullptr);
     spdlog::info("ready: {} -> {}, beam {}, batches of up to {} sentences, precision {}", languages.source,
                  languages.target, options.search.beam, options.batch_size, attn::choice_name(run.precision));
   } catch (...) {
@@ -156,6 +163,9 @@ int main(int argc, char** argv) {
   app.add_option("--max-header-bytes", server.max_header_bytes,
                  "largest request line and headers together; larger get 431 (default 16384)")
       ->check(at_least(256));
+  app.add_option("--max-attention-bytes", server.max_attention_bytes,
+                 "largest answer of POST /v1/attention (the explorer's maps); larger get 413 (default 33554432)")
+      ->check(at_least(1));
   app.add_option("--char-limit", server.limits.char_limit,
                  "characters per request, all texts together (LibreTranslate's char_limit); 0 = none (default 5000)")
       ->check(at_least(0));

@@ -21,6 +21,8 @@ packages=(
   libcpp-httplib-dev    # the serving tests' HTTP client (cpp-httplib 0.11)
   python3-torch         # the gradcheck tests: tools/check-gradients.py replays a step in PyTorch
   python3-numpy         # tools/read-ctranslate2-model.py, which the attn-export tests run
+  chromium chromium-driver python3-selenium  # the explorer's browser tests (tests/browser/)
+  npm                   # the browser tests install axe-core (accessibility checks) into the build tree
 )
 [ $# -eq 0 ] || packages=("$@")
 

@@ -20,6 +20,12 @@ std::string head_field(int head) { return head == decode::kMeanHead ? "mean" : s
 
 }  // namespace
 
+void append_weight(std::string& out, float weight) {
+  char text[32];
+  const int length = std::snprintf(text, sizeof text, "%.9g", double(weight));
+  out.append(text, size_t(length));
+}
+
 std::string csv_field(const std::string& text) {
   if (text.find_first_of(",\" \t\r\n") == std::string::npos) return text;
   std::string quoted = "\"";
@@ -41,7 +47,6 @@ void AttentionCsvWriter::write(const SentenceAttention& sentence) {
   const std::vector<std::string> output = fields_of(sentence.target, target_piece_);
   const std::vector<std::string> input = fields_of(sentence.decoder_input, target_piece_);
   std::string line;
-  char weight[32];
   for (const auto& map : sentence.maps) {
     const bool encoder = map.kind == layers::AttentionKind::encoder_self;
     const std::vector<std::string>& queries = encoder ? source : output;
@@ -56,10 +61,11 @@ void AttentionCsvWriter::write(const SentenceAttention& sentence) {
       for (int64_t q = 0; q < map.queries; ++q) {
         const float* row = map.row(h, q);
         for (int64_t k = 0; k < map.keys; ++k) {
-          std::snprintf(weight, sizeof weight, "%.7g", double(row[k]));
           line.assign(head);
           line.append(std::to_string(q)).append(",").append(queries[q]).append(",");
-          line.append(std::to_string(k)).append(",").append(keys[k]).append(",").append(weight).append("\n");
+          line.append(std::to_string(k)).append(",").append(keys[k]).append(",");
+          append_weight(line, row[k]);
+          line.append("\n");
           out_ << line;
         }
       }

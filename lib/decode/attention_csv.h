@@ -6,8 +6,8 @@
 // sentence is the 0-based input line; kind is enc_self, dec_self or cross; head is the model's
 // head index, or "mean" for a map averaged over heads; positions start at 0; tokens are
 // SentencePiece pieces ("</s>" included), quoted when they hold a comma, a quote, a space or
-// a line break. Which token labels a query or key of each kind: decode/attention_dump.h.
-// (Pharaoh alignments: align/links.h.)
+// a line break; weights have 9 significant digits (a float's exact value). Which token labels a query or key of each
+// kind: decode/attention_dump.h. (Pharaoh alignments: align/links.h.)
 #include <functional>
 #include <ostream>
 #include <string>
@@ -24,6 +24,10 @@ inline constexpr const char* kAttentionCsvHeader =
 // A CSV field: `text` as is, or in double quotes (inner quotes doubled) when it holds a comma, a
 // double quote, a space, a tab, CR or LF. "▁" (U+2581) is not a space: "▁word" stays unquoted.
 std::string csv_field(const std::string& text);
+
+// Appends a weight as the CSV writes it: printf's %.9g, enough digits for the float to read back
+// exactly (attn-serve's attention explorer shows the same text).
+void append_weight(std::string& out, float weight);
 
 // id -> SentencePiece piece.
 using PieceName = std::function<std::string(int32_t)>;

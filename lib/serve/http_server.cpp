@@ -2,6 +2,7 @@
 
 #include <atomic>
 
+#include "serve/explorer_api.h"
 #include "serve/http_transport.h"
 #include "serve/libretranslate_api.h"
 #include "serve/metrics.h"
@@ -17,10 +18,12 @@ struct HttpServer::Impl {
   TranslationService service{options};
   HttpTransport transport{options, metrics};
   std::atomic<bool> stopping{false};
+  std::atomic<AttentionBackend*> attention{nullptr};
 
   explicit Impl(ServerOptions server_options) : options(std::move(server_options)) {
     add_libretranslate_api(transport, service);
     add_native_api(transport, service);
+    add_explorer_api(transport, service, attention, options.max_attention_bytes);
     transport.get("/health", [this](const HttpRequest&, HttpResponse& response) { health(response); });
     transport.get("/metrics", [this](const HttpRequest&, HttpResponse& response) {
       response.body = metrics.prometheus_text(service.queue_depth());
@@ -51,7 +54,8 @@ void HttpServer::stop() {
   impl_->transport.stop();
 }
 
-void HttpServer::set_backend(BatchBackend& backend, ModelInfo info) {
+void HttpServer::set_backend(BatchBackend& backend, ModelInfo info, AttentionBackend* attention) {
+  impl_->attention = attention;  // before the service is ready: a request that sees it ready sees this
   impl_->service.start(backend, std::move(info), &impl_->metrics);
 }
 

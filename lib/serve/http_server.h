@@ -6,6 +6,7 @@
 //   POST /translate, GET /languages, GET /frontend/settings   LibreTranslate's API (libretranslate_api.h)
 //   POST /detect                                               LibreTranslate's: the run's source language
 //   POST /v1/translate                     attn's own: scores, n-best, word alignments (native_api.h)
+//   GET /, POST /v1/attention, GET /v1/run     the attention explorer (explorer_api.h)
 //   GET /health (503 until set_backend), GET /metrics (Prometheus)
 //
 //   HttpServer server(options);
@@ -15,6 +16,7 @@
 //   ... stop() from the signal thread; http.join(): every accepted request answered
 #include <memory>
 
+#include "serve/explorer_api.h"
 #include "serve/server_options.h"
 #include "serve/translation_service.h"
 
@@ -34,8 +36,10 @@ class HttpServer {
   // From any thread: stops accepting. Requests already accepted are still answered.
   void stop();
   // The model is ready: translation endpoints and /health answer. `backend` outlives nothing
-  // of the server: the queue over it is closed (its sentences decoded) by close().
-  void set_backend(BatchBackend& backend, ModelInfo info);
+  // of the server: the queue over it is closed (its sentences decoded) by close(). `attention`:
+  // the explorer's model side, run on the decoding thread (none for an ensemble: /v1/attention
+  // then refuses).
+  void set_backend(BatchBackend& backend, ModelInfo info, AttentionBackend* attention = nullptr);
   // After listen() returned: decodes what is left and stops the decoding thread.
   void close();
 

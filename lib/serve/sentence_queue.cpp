@@ -85,6 +85,18 @@ std::shared_ptr<PendingRequest> SentenceQueue::submit(std::vector<std::string> s
   return request;
 }
 
+std::future<void> SentenceQueue::run_task(std::function<void()> work) {
+  std::packaged_task<void()> task(std::move(work));
+  std::future<void> done = task.get_future();
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (closed_) throw QueueFull("the server is shutting down");
+    tasks_.push_back(std::move(task));
+  }
+  arrived_.notify_one();
+  return done;
+}
+
 int64_t SentenceQueue::depth() const {
   const std::lock_guard<std::mutex> lock(mutex_);
   return int64_t(waiting_.size());
@@ -104,7 +116,7 @@ void SentenceQueue::run() {
   std::unique_lock<std::mutex> lock(mutex_);
   bool decoded_since_trim = false;
   while (true) {
-    const auto work = [&] { return closed_ || !waiting_.empty(); };
+    const auto work = [&] { return closed_ || !waiting_.empty() || !tasks_.empty(); };
     // Idle for a second after decoding: what the batches freed goes back to the kernel, so a
     // server's RSS over days follows its current work, not the longest batch it ever decoded
     // (core/process_memory.h). Not after every batch: under load the queue empties at each
@@ -117,6 +129,15 @@ void SentenceQueue::run() {
       continue;
     }
     arrived_.wait(lock, work);
+    if (!tasks_.empty()) {  // a task goes before the next batch: it waits at most one batch
+      std::packaged_task<void()> task = std::move(tasks_.front());
+      tasks_.pop_front();
+      lock.unlock();
+      task();
+      lock.lock();
+      decoded_since_trim = true;
+      continue;
+    }
     if (waiting_.empty()) return;  // closed, and everything decoded
     // A full batch, or as many as came before the oldest has waited max_wait.
     const auto deadline = waiting_.front().arrived + options_.max_wait;

@@ -19,6 +19,7 @@
 #include <deque>
 #include <exception>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -96,6 +97,10 @@ class SentenceQueue {
   std::shared_ptr<PendingRequest> submit(std::vector<std::string> sentences, int nbest,
                                          std::optional<decode::AlignmentExtraction> alignment = std::nullopt,
                                          std::vector<std::optional<std::string>> prefixes = {});
+  // Runs `work` on the decoding thread, the one thread that runs the model, before the next
+  // batch (tasks in submit order); the future holds what it threw. For work on the model besides
+  // translation (attn-serve's attention maps). Throws QueueFull after close().
+  std::future<void> run_task(std::function<void()> work);
   // Sentences waiting (not yet in a batch).
   int64_t depth() const;
   // Decodes everything queued, then stops the thread. Later submits throw QueueFull.
@@ -118,6 +123,7 @@ class SentenceQueue {
   mutable std::mutex mutex_;
   std::condition_variable arrived_;
   std::deque<Entry> waiting_;
+  std::deque<std::packaged_task<void()>> tasks_;
   bool closed_ = false;
   std::thread thread_;
 };

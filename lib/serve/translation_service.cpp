@@ -93,19 +93,45 @@ std::vector<SentenceResult> TranslationService::translate(SentenceQueue& queue, 
   check_sentence_count(int64_t(sentences.size()), options_.limits);
   const std::shared_ptr<PendingRequest> pending =
       queue.submit(std::move(sentences), nbest, alignment, std::move(prefixes));
+  await(
+      request, [&](std::chrono::milliseconds timeout) { return pending->wait_for(timeout); },
+      [&](DropReason reason) { pending->cancel(reason); });
+  return pending->wait();
+}
+
+// A task that has started is waited for even when the request gives up: `work` may use what
+// the caller's frame holds.
+void TranslationService::run_on_model(SentenceQueue& queue, const HttpRequest& request, std::function<void()> work) {
+  enum State { waiting, started, abandoned };
+  const auto state = std::make_shared<std::atomic<int>>(waiting);
+  std::future<void> done = queue.run_task([state, &work] {
+    int expected = waiting;
+    if (state->compare_exchange_strong(expected, started)) work();
+  });
+  await(
+      request, [&](std::chrono::milliseconds timeout) { return done.wait_for(timeout) == std::future_status::ready; },
+      [&](DropReason) {
+        int expected = waiting;
+        if (!state->compare_exchange_strong(expected, abandoned)) done.wait();
+      });
+  done.get();
+}
+
+void TranslationService::await(const HttpRequest& request,
+                               const std::function<bool(std::chrono::milliseconds)>& done_within,
+                               const std::function<void(DropReason)>& give_up) const {
   const auto deadline = Clock::now() + options_.request_timeout;
-  while (!pending->wait_for(kClientCheck)) {
+  while (!done_within(kClientCheck)) {
     if (Clock::now() >= deadline) {
-      pending->cancel(DropReason::timeout);
+      give_up(DropReason::timeout);
       throw HttpError(503, "Service unavailable: the translation took over " +
                                std::to_string(options_.request_timeout.count()) + " s");
     }
     if (request.client_gone()) {
-      pending->cancel(DropReason::client_gone);
+      give_up(DropReason::client_gone);
       throw HttpError(kClientClosed, "the client closed the connection before its answer");
     }
   }
-  return pending->wait();
 }
 
 }  // namespace attn::serve

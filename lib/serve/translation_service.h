@@ -4,6 +4,7 @@
 // limit), a request's fields, and the wait for its sentences, given up when the client leaves
 // or the time runs out. Knows nothing of the HTTP transport beyond serve/routes.h.
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -82,8 +83,17 @@ class TranslationService {
                                         std::vector<std::string> sentences, int nbest,
                                         std::optional<decode::AlignmentExtraction> alignment = std::nullopt,
                                         std::vector<std::optional<std::string>> prefixes = {});
+  // Runs `work` on the decoding thread (SentenceQueue::run_task: the model runs on that thread
+  // alone) and waits for it as translate() waits: HttpError 499 when the client leaves, 503 after
+  // --request-timeout, and then `work` is skipped if it has not started. Rethrows what it threw.
+  void run_on_model(SentenceQueue& queue, const HttpRequest& request, std::function<void()> work);
 
  private:
+  // Waits until done_within(kClientCheck) says done; give_up(reason) then HttpError when the
+  // client leaves or the time runs out.
+  void await(const HttpRequest& request, const std::function<bool(std::chrono::milliseconds)>& done_within,
+             const std::function<void(DropReason)>& give_up) const;
+
   const ServerOptions& options_;
   std::set<std::string> api_keys_;
   RateLimiter limiter_;

@@ -7,8 +7,10 @@
 #include <csignal>
 #include <fstream>
 #include <httplib.h>
+#include <map>
 #include <netinet/in.h>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <sys/socket.h>
 #include <thread>
@@ -392,4 +394,124 @@ TEST_CASE("attn-serve: a client that disconnects mid-request has its waiting sen
         attn_translate(dir, {lines[0]}, "").at(0));
   CHECK(server.metric(dropped) + server.metric("attn_sentences_translated_total") <= 2001);
   CHECK(server.stop() == 0);
+}
+
+namespace {
+
+// attn-dump-attention's CSV of one line: "kind/layer/head/query/key" -> weight text.
+std::map<std::string, std::string> dumped_weights(const TempDir& dir, const std::string& source,
+                                                  const std::string& flags) {
+  write_lines(dir.file("pair.src"), {source});
+  Result result =
+      run_program(dir, "attn-dump-attention",
+                  "--model " + quoted(trained_run().run) + " --src " + quoted(dir.file("pair.src")) + " " + flags);
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  std::map<std::string, std::string> weights;
+  const std::vector<std::string> lines = split_lines(result.out);
+  for (size_t i = 1; i < lines.size(); ++i) {
+    std::vector<std::string> fields;
+    std::stringstream row(lines[i]);
+    for (std::string field; std::getline(row, field, ',');) fields.push_back(field);
+    REQUIRE(fields.size() == 9);  // the tiny run's pieces hold no comma, so no field is quoted
+    weights[fields[1] + "/" + fields[2] + "/" + fields[3] + "/" + fields[4] + "/" + fields[6]] = fields[8];
+  }
+  return weights;
+}
+
+// The same from /v1/attention's answer (lib/serve/attention_json.h).
+std::map<std::string, std::string> served_weights(const json& answer) {
+  std::map<std::string, std::string> weights;
+  for (const json& map : answer["sentences"][0]["maps"]) {
+    std::stringstream text(map["weights"].get<std::string>());
+    const int64_t keys = map["keys"];
+    int64_t i = 0;
+    for (std::string weight; text >> weight; ++i)
+      weights[map["kind"].get<std::string>() + "/" + map["layer"].dump() + "/" + map["head"].dump() + "/" +
+              std::to_string(i / keys) + "/" + std::to_string(i % keys)] = weight;
+  }
+  return weights;
+}
+
+json post_attention(const Server& server, const json& request, int expected_status = 200) {
+  auto res = server.client().Post("/v1/attention", request.dump(), "application/json");
+  REQUIRE(res);
+  INFO(res->body);
+  REQUIRE(res->status == expected_status);
+  return json::parse(res->body);
+}
+
+}  // namespace
+
+TEST_CASE("attn-serve's /v1/attention: attn-dump-attention's weights - free and forced - selections and limits",
+          "[cli][serve]") {
+  TempDir dir;
+  const std::vector<std::string> valid = split_lines(read_text(trained_run().dir.file("valid.src")));
+  const std::vector<std::string> references = split_lines(read_text(trained_run().dir.file("valid.tgt")));
+  Server server(dir, {"--char-limit", "2000", "--max-attention-bytes", "60000"});
+  // Free mode: the server's beam (2, the run's), as attn-dump-attention --beam 2.
+  const json free = post_attention(server, {{"q", valid[0]}});
+  CHECK(free["mode"] == "translated");
+  CHECK(served_weights(free) == dumped_weights(dir, valid[0], "--beam 2"));
+  CHECK(free["sentences"][0]["target_tokens"].back() == "</s>");
+  CHECK(free["alignment"]["unit"] == "words");
+  // Forced mode: the reference's weights.
+  const json forced = post_attention(server, {{"q", valid[1]}, {"target", references[1]}});
+  CHECK(forced["mode"] == "forced");
+  CHECK(forced["sentences"][0]["target"] == references[1]);
+  write_lines(dir.file("pair.tgt"), {references[1]});
+  CHECK(served_weights(forced) == dumped_weights(dir, valid[1], "--tgt " + quoted(dir.file("pair.tgt"))));
+  // A selection keeps those maps only.
+  const json some = post_attention(server, {{"q", valid[0]}, {"kinds", {"cross"}}, {"heads", "1"}});
+  REQUIRE(some["sentences"][0]["maps"].size() == 1);
+  CHECK(some["sentences"][0]["maps"][0]["head"] == 1);
+  // Refusals name the field or the flag.
+  CHECK_THAT(post_attention(server, {{"q", valid[0]}, {"heads", {5}}}, 400)["error"].get<std::string>(),
+             Contains("heads: head 5 is out of range"));
+  CHECK_THAT(post_attention(server, {{"q", valid[0]}, {"kinds", "sideways"}}, 400)["error"].get<std::string>(),
+             Contains("kinds"));
+  CHECK_THAT(post_attention(server, {{"q", valid[0]}, {"beam", 3}}, 400)["error"].get<std::string>(),
+             Contains("beam must be from 1 to 2"));
+  CHECK_THAT(post_attention(server, {{"q", valid[0]}, {"target", "a\nb"}}, 400)["error"].get<std::string>(),
+             Contains("target has 2 sentence(s)"));
+  CHECK_THAT(post_attention(server, {{"q", std::string(2001, 'a')}}, 400)["error"].get<std::string>(),
+             Contains("2000"));
+  std::string all_lines;  // every dev line: about three times the bound
+  for (const std::string& line : valid) all_lines += line + "\n";
+  CHECK_THAT(post_attention(server, {{"q", all_lines}}, 413)["error"].get<std::string>(),
+             Contains("--max-attention-bytes"));
+  // The page and the run's log.
+  auto page = server.client().Get("/");
+  REQUIRE(page);
+  CHECK(page->status == 200);
+  CHECK_THAT(page->body, Contains("id=\"heatmap\""));
+  auto run = server.client().Get("/v1/run");
+  REQUIRE(run);
+  const json summary = json::parse(run->body);
+  CHECK(summary["log"].size() == split_lines(read_text(trained_run().run + "/train.log.jsonl")).size());
+  CHECK(summary["config"]["decode"]["beam"] == 2);
+  CHECK(server.stop() == 0);
+}
+
+TEST_CASE("attn-dump-attention --html: the explorer's page with the dump's weights inside", "[cli][serve]") {
+  TempDir dir;
+  const std::vector<std::string> valid = split_lines(read_text(trained_run().dir.file("valid.src")));
+  write_lines(dir.file("pair.src"), {valid[0]});
+  Result result = run_program(dir, "attn-dump-attention",
+                              "--model " + quoted(trained_run().run) + " --src " + quoted(dir.file("pair.src")) +
+                                  " --html " + quoted(dir.file("page.html")));
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  CHECK(result.out.empty());
+  const std::string page = read_text(dir.file("page.html"));
+  const std::string start = "<script type=\"application/json\" id=\"attn-data\">";
+  const size_t at = page.find(start);
+  REQUIRE(at != std::string::npos);
+  const size_t from = at + start.size();
+  const json data = json::parse(page.substr(from, page.find("</script>", from) - from));
+  CHECK(served_weights(data) == dumped_weights(dir, valid[0], ""));
+  check_refused(run_program(dir, "attn-dump-attention",
+                            "--model " + quoted(trained_run().run) + " --src " + quoted(dir.file("pair.src")) +
+                                " --html x.html --out y.csv"),
+                "--out");
 }

@@ -205,3 +205,27 @@ TEST_CASE("a request's prefixes reach the backend with each of its sentences onl
   CHECK_THROWS_WITH(queue.submit({"gh", "ij"}, 1, std::nullopt, {std::string("one")}),
                     Catch::Contains("1 prefixes for 2 sentences"));
 }
+
+TEST_CASE("a task runs on the decoding thread between batches - its error reaches its future", "[serve][queue]") {
+  FakeBackend backend;
+  backend.delay = std::chrono::milliseconds(50);
+  SentenceQueue queue(QueueOptions{1, std::chrono::milliseconds(0), 100, 16}, backend);
+  std::thread::id decoding_thread;
+  auto first = queue.submit({"a"}, 1);
+  backend.wait_until_decoding();
+  auto second = queue.submit({"b"}, 1);  // waits behind the task
+  std::vector<size_t> batches_before_task;
+  std::future<void> task = queue.run_task([&] {
+    decoding_thread = std::this_thread::get_id();
+    std::lock_guard<std::mutex> lock(backend.mutex);
+    batches_before_task.push_back(backend.batches.size());
+  });
+  task.get();
+  CHECK(decoding_thread != std::this_thread::get_id());
+  CHECK(batches_before_task == std::vector<size_t>{1});  // after the batch decoding, before the next
+  CHECK(first->wait()[0].texts[0] == "a#0");
+  CHECK(second->wait()[0].texts[0] == "b#0");
+  CHECK_THROWS_WITH(queue.run_task([] { throw std::runtime_error("model broke"); }).get(), "model broke");
+  queue.close();
+  CHECK_THROWS_AS(queue.run_task([] {}), QueueFull);
+}

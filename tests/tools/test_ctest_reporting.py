@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How ctest reports attn's tests (docs/ARCHITECTURE.md, Tests): a test case that cannot run
 here is Skipped, with its reason, never passed; a failure beside a skip still fails; every test
-carries one of the labels the documented loops select (unit, programs, tools, gradcheck).
+carries one of the labels the documented loops select (unit, programs, tools, gradcheck, browser).
 
 The skip is forced on a CPU that has bf16 matmuls with ONEDNN_MAX_CPU_ISA=AVX2, under which
 oneDNN offers none. ctest runs that one test from a scratch directory whose CTestTestfile.cmake
@@ -19,7 +19,7 @@ import tempfile
 
 BF16_TEST = "bf16 linear equals the f32 one within bf16 rounding where the CPU has bf16 matmuls"
 MARKER = "attn-test-skipped: "
-PRIMARY_LABELS = {"unit", "programs", "tools", "gradcheck"}
+PRIMARY_LABELS = {"unit", "programs", "tools", "gradcheck", "browser"}
 
 
 def run(command, env=None):
