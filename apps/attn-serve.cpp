@@ -31,8 +31,11 @@ struct Flags {
   attn::apps::EnsembleFlags ensemble;  // --model, --checkpoint, --weights
   std::string precision;
   attn::apps::ConfigFlags config;  // --beam, --batch-size, --threads: keys of the runs' configs
-  int max_batch_wait_ms = 5, header_timeout = 10, body_timeout = 10, write_timeout = 10, request_timeout = 60;
   attn::serve::ServerOptions server;
+  // The durations as whole numbers for their flags, their defaults the options' own.
+  int max_batch_wait_ms = int(server.queue.max_wait.count()), header_timeout = int(server.header_timeout.count()),
+      body_timeout = int(server.body_timeout.count()), write_timeout = int(server.write_timeout.count()),
+      request_timeout = int(server.request_timeout.count());
 };
 
 // What /v1/translate's alignments may read: one model's cross attention, as attn-translate
@@ -148,57 +151,73 @@ int main(int argc, char** argv) {
                               "replaces it)");
   attn::apps::add_precision_option(app, flags.precision);
   attn::apps::add_config_flag(app, "--threads", "train.threads", flags.config, "OpenMP threads of decoding");
-  app.add_option("--host", server.host, "address to listen on (default 127.0.0.1: this machine only)");
-  app.add_option("--port", server.port, "port to listen on; 0 = any free port, logged at start (default 8080)")
-      ->check(attn::apps::in_range(0, 65535));
+  app.add_option("--host", server.host, "address to listen on (127.0.0.1: this machine only)")->capture_default_str();
+  app.add_option("--port", server.port, "port to listen on; 0 = any free port, logged at start")
+      ->check(attn::apps::in_range(0, 65535))
+      ->capture_default_str();
   app.add_option("--max-batch-wait-ms", flags.max_batch_wait_ms,
-                 "how long a sentence may wait for others to fill its batch (default 5)")
-      ->check(at_least(0));
+                 "how long a sentence may wait for others to fill its batch")
+      ->check(at_least(0))
+      ->capture_default_str();
   app.add_option("--max-queue", server.queue.max_queue,
-                 "sentences waiting at most; a request beyond gets 503 with Retry-After (default 10000)")
-      ->check(at_least(1));
+                 "sentences waiting at most; a request beyond gets 503 with Retry-After")
+      ->check(at_least(1))
+      ->capture_default_str();
   app.add_option("--max-body-bytes", server.max_body_bytes,
-                 "largest request body (JSON, form or multipart; chunked or not); larger get 413 (default 1048576)")
-      ->check(at_least(1));
+                 "largest request body (JSON, form or multipart; chunked or not); larger get 413")
+      ->check(at_least(1))
+      ->capture_default_str();
   app.add_option("--max-header-bytes", server.max_header_bytes,
-                 "largest request line and headers together; larger get 431 (default 16384)")
-      ->check(at_least(256));
+                 "largest request line and headers together; larger get 431")
+      ->check(at_least(256))
+      ->capture_default_str();
   app.add_option("--max-attention-bytes", server.max_attention_bytes,
-                 "largest answer of POST /v1/attention (the explorer's maps); larger get 413 (default 33554432)")
-      ->check(at_least(1));
+                 "largest answer of POST /v1/attention (the explorer's maps); larger get 413")
+      ->check(at_least(1))
+      ->capture_default_str();
   app.add_option("--char-limit", server.limits.char_limit,
-                 "characters per request, all texts together (LibreTranslate's char_limit); 0 = none (default 5000)")
-      ->check(at_least(0));
+                 "characters per request, all texts together (LibreTranslate's char_limit); 0 = none")
+      ->check(at_least(0))
+      ->capture_default_str();
   app.add_option("--max-sentences", server.limits.max_sentences,
-                 "sentences (non-empty lines, HTML text runs) per request; 0 = none (default 1000)")
-      ->check(at_least(0));
+                 "sentences (non-empty lines, HTML text runs) per request; 0 = none")
+      ->check(at_least(0))
+      ->capture_default_str();
   app.add_option("--api-keys", server.api_keys_file,
                  "file of API keys, one per line ('#' comments): requests need one (403 otherwise)")
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingFile)
+      ->capture_default_str();
   app.add_option("--rate-limit", server.rate_limit,
-                 "requests per minute per API key (per IP address without one); beyond: 429; 0 = none (default)")
-      ->check(at_least(0));
+                 "requests per minute per API key (per IP address without one); beyond: 429; 0 = none")
+      ->check(at_least(0))
+      ->capture_default_str();
   app.add_option("--header-timeout", flags.header_timeout,
                  "seconds a connection may take to send a request's line and headers, counted from its opening "
                  "(or its previous answer): a total, which a slow trickle of bytes does not extend; then it is "
-                 "closed (default 10)")
-      ->check(at_least(1));
+                 "closed")
+      ->check(at_least(1))
+      ->capture_default_str();
   app.add_option("--body-timeout", flags.body_timeout,
                  "seconds a client may take to send a request's body, counted from the end of its headers: a total; "
-                 "then the connection is closed (default 10)")
-      ->check(at_least(1));
-  app.add_option("--write-timeout", flags.write_timeout, "seconds a client may take to read an answer (default 10)")
-      ->check(at_least(1));
+                 "then the connection is closed")
+      ->check(at_least(1))
+      ->capture_default_str();
+  app.add_option("--write-timeout", flags.write_timeout, "seconds a client may take to read an answer")
+      ->check(at_least(1))
+      ->capture_default_str();
   app.add_option("--request-timeout", flags.request_timeout,
-                 "seconds a request may wait for its translations; then 503 and its sentences are dropped (default 60)")
-      ->check(at_least(1));
+                 "seconds a request may wait for its translations; then 503 and its sentences are dropped")
+      ->check(at_least(1))
+      ->capture_default_str();
   app.add_option("--http-threads", server.http_threads,
                  "requests handled at once (not connections: one io thread holds every connection); each waits for "
-                 "its batch, so at least the requests expected in flight (default 128)")
-      ->check(at_least(1));
+                 "its batch, so at least the requests expected in flight")
+      ->check(at_least(1))
+      ->capture_default_str();
   app.add_option("--max-connections", server.max_connections,
                  "client connections open at once; beyond, a new one gets 503 and is closed; 0 = as many as the "
-                 "descriptor limit allows, its soft limit raised to the hard one (default 0)")
-      ->check(at_least(0));
+                 "descriptor limit allows, its soft limit raised to the hard one")
+      ->check(at_least(0))
+      ->capture_default_str();
   return attn::apps::run_app(app, argc, argv, [&] { return serve(flags); });
 }

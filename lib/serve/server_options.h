@@ -16,11 +16,11 @@ struct ServerOptions {
   int port = 8080;  // 0: any free port (bind() returns it)
   QueueOptions queue;
   RequestLimits limits;
-  int64_t max_body_bytes = 1 << 20;  // larger bodies (chunked or not) get 413
-  int64_t max_header_bytes = 16384;  // a larger request line and headers get 431
+  int64_t max_body_bytes = 1 << 20;        // larger bodies (chunked or not) get 413
+  int64_t max_header_bytes = 16384;        // a larger request line and headers get 431
   int64_t max_attention_bytes = 32 << 20;  // of one /v1/attention answer's weights; past it 413
-  std::string api_keys_file;         // empty: no keys needed
-  int rate_limit = 0;                // requests per minute per API key (or IP); 0 = none
+  std::string api_keys_file;               // empty: no keys needed
+  int rate_limit = 0;                      // requests per minute per API key (or IP); 0 = none
   // Total deadlines, not inactivity timers: a request's head (from the connection's start, or
   // the end of the previous answer on a kept connection), its body (from the end of its head),
   // an answer's writing. A connection past one is closed.
