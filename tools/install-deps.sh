@@ -22,8 +22,11 @@ packages=(
   python3-torch         # the gradcheck tests: tools/check-gradients.py replays a step in PyTorch
   python3-numpy         # tools/read-ctranslate2-model.py, which the attn-export tests run
   chromium chromium-driver python3-selenium  # the explorer's browser tests (tests/browser/)
-  npm                   # the browser tests install axe-core (accessibility checks) into the build tree
 )
+# The browser tests install axe-core (accessibility checks) into the build tree with npm: Debian's,
+# unless an npm is already there (a Node.js from elsewhere, such as NodeSource's, brings its own
+# and conflicts with Debian's package).
+command -v npm >/dev/null || packages+=(npm)
 [ $# -eq 0 ] || packages=("$@")
 
 # The packages not fully installed (dpkg -s would also accept half-installed ones).
