@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -142,6 +143,18 @@ AttentionQuery parse_attention_request(const json& fields, int beam, std::string
   return query;
 }
 
+// A config as a client may see it: every path (a string with a directory) cut to its file name,
+// so that the page shows which files a run read without telling clients where the server keeps them.
+json without_directories(json value) {
+  if (value.is_string()) {
+    const std::string text = value.get<std::string>();
+    if (text.find('/') != std::string::npos) return std::filesystem::path(text).filename().string();
+  }
+  if (value.is_structured())
+    for (auto& item : value) item = without_directories(item);
+  return value;
+}
+
 json run_summary(const std::string& run_dir, int64_t max_log_bytes) {
   const run::RunPaths paths = run::run_paths(run_dir, true);
   json config = nullptr;
@@ -150,7 +163,11 @@ json run_summary(const std::string& run_dir, int64_t max_log_bytes) {
   if (config.is_discarded()) config = nullptr;
   int64_t stride = 1, bytes = 0;
   json log = log_records(paths.log, max_log_bytes, &stride, &bytes);
-  return {{"run", run_dir}, {"config", config}, {"log", std::move(log)}, {"log_stride", stride}, {"log_bytes", bytes}};
+  return {{"run", std::filesystem::path(run_dir).filename().string()},
+          {"config", without_directories(std::move(config))},
+          {"log", std::move(log)},
+          {"log_stride", stride},
+          {"log_bytes", bytes}};
 }
 
 void add_explorer_api(Routes& routes, TranslationService& service, const std::atomic<AttentionBackend*>& backend,

@@ -51,8 +51,9 @@ void add_explorer_api(Routes& routes, TranslationService& service, const std::at
                       int64_t max_attention_bytes);
 
 // GET /v1/run's answer for `run_dir`: {"run", "config", "log": [records], "log_stride",
-// "log_bytes"}. A log over max_log_bytes keeps every valid record and every log_stride-th train
-// record (and the last), so the answer stays near that size however long the run.
+// "log_bytes"}; the run and every path of its config by file name only (no server directory). A log over max_log_bytes
+// keeps every valid record and every log_stride-th train record (and the last), so the answer stays near that size
+// however long the run.
 nlohmann::json run_summary(const std::string& run_dir, int64_t max_log_bytes);
 
 }  // namespace attn::serve

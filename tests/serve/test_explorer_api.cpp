@@ -56,7 +56,8 @@ TEST_CASE("/v1/attention's fields: sentences and forced targets - beam - selecti
 
 TEST_CASE("/v1/run: the config and the log - a long log thinned near the bound - validations all kept", "[serve]") {
   attn::testing::TempDir dir;
-  std::ofstream(dir.file("config.json")) << R"({"train": {"max_steps": 5000}})";
+  std::ofstream(dir.file("config.json"))
+      << R"({"train": {"max_steps": 5000}, "data": {"train_src": "/srv/corpora/secret/train.en", "files": ["a/b.it"]}})";
   {
     std::ofstream log(dir.file("train.log.jsonl"));
     for (int step = 1; step <= 5000; ++step) {
@@ -68,6 +69,11 @@ TEST_CASE("/v1/run: the config and the log - a long log thinned near the bound -
   }
   const json small = run_summary(dir.path().string(), int64_t(1) << 30);
   CHECK(small["config"]["train"]["max_steps"] == 5000);
+  // A client learns which files the run read, not where the server keeps them.
+  CHECK(small["config"]["data"]["train_src"] == "train.en");
+  CHECK(small["config"]["data"]["files"][0] == "b.it");
+  CHECK(small["run"] == dir.path().filename().string());
+  CHECK(small.dump().find('/') == std::string::npos);
   CHECK(small["log"].size() == 5010);
   CHECK(small["log_stride"] == 1);
   const json thinned = run_summary(dir.path().string(), 50000);
