@@ -211,6 +211,9 @@ host_sources_list >"$root/etc/apt/sources.list"
 echo "apt sources copied in:"
 cat "$root/etc/apt/sources.list.d/debian.sources" "$root/etc/apt/sources.list" | sed '/^$/d; s/^/  /'
 cp -L /etc/resolv.conf "$root/etc/resolv.conf"
+# debootstrap writes no /etc/hosts, which every installed Debian has: without it "localhost" does
+# not resolve, and Selenium cannot reach the chromedriver it started (the browser tests).
+[[ -s $root/etc/hosts ]] || printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' >"$root/etc/hosts"
 mount_in_root /proc -t proc proc
 mount_in_root /sys -t sysfs sysfs
 mount_in_root /dev --bind /dev
