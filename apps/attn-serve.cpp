@@ -116,7 +116,7 @@ int serve(Flags& flags) {
     if (models->runs.size() == 1)
       attention.emplace(models->model(), run.vocab->source, run.vocab->target, options,
                         info.cross_attention.layers > 0 ? std::optional(info.alignment) : std::nullopt,
-                        model_dirs.front());
+                        attn::serve::public_run_name(model_dirs.front()));
     server.set_backend(*backend, info, attention ? &*attention : nullptr);
     spdlog::info("ready: {} -> {}, beam {}, batches of up to {} sentences, precision {}", languages.source,
                  languages.target, options.search.beam, options.batch_size, attn::choice_name(run.precision));

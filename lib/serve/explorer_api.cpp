@@ -163,7 +163,7 @@ json run_summary(const std::string& run_dir, int64_t max_log_bytes) {
   if (config.is_discarded()) config = nullptr;
   int64_t stride = 1, bytes = 0;
   json log = log_records(paths.log, max_log_bytes, &stride, &bytes);
-  return {{"run", std::filesystem::path(run_dir).filename().string()},
+  return {{"run", public_run_name(run_dir)},
           {"config", without_directories(std::move(config))},
           {"log", std::move(log)},
           {"log_stride", stride},

@@ -12,7 +12,7 @@ namespace attn::serve {
 
 class ModelAttention : public AttentionBackend {
  public:
-  // `alignment` unset: the model offers no links. `name`: the run directory, for the answer.
+  // `alignment` unset: the model offers no links. `name`: the run as answers call it (public_run_name).
   ModelAttention(const models::Seq2SeqModel& model, const data::Vocab& source_vocab, const data::Vocab& target_vocab,
                  decode::TranslateOptions options, std::optional<decode::AlignmentExtraction> alignment,
                  std::string name);

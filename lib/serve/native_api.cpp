@@ -70,7 +70,7 @@ void translate(TranslationService& service, const HttpRequest& http, HttpRespons
   }
   set_json(response, 200,
            {{"translations", translations},
-            {"model", info.name},
+            {"model", info.public_name()},
             {"source", info.languages.source},
             {"target", info.languages.target}});
 }

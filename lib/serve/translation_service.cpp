@@ -1,6 +1,14 @@
 #include "serve/translation_service.h"
 
+#include <filesystem>
+
 namespace attn::serve {
+
+std::string public_run_name(const std::string& run_dir) {
+  std::filesystem::path path = std::filesystem::path(run_dir).lexically_normal();
+  if (path.filename().empty()) path = path.parent_path();  // a trailing separator
+  return path.filename().string();
+}
 
 using Clock = std::chrono::steady_clock;
 

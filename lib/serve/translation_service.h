@@ -25,10 +25,15 @@
 namespace attn::serve {
 
 // What the endpoints tell of the model.
+// A run directory as clients see it: its last component ("runs/en-it/" -> "en-it").
+std::string public_run_name(const std::string& run_dir);
+
 struct ModelInfo {
   LanguagePair languages;
   int beam = 1;      // bounds alternatives / nbest
-  std::string name;  // the run directory, for /v1/translate's answer
+  std::string name;  // the run directory (GET /v1/run reads its files)
+  // What answers call the model: the run directory's own name, never the server's path to it.
+  std::string public_name() const { return public_run_name(name); }
   // What /v1/translate's alignments may read (decode::cross_attention_shape); no layer: none
   // are offered, for the reason in no_alignments.
   decode::CrossAttentionShape cross_attention;

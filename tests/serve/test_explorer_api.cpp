@@ -73,6 +73,8 @@ TEST_CASE("/v1/run: the config and the log - a long log thinned near the bound -
   CHECK(small["config"]["data"]["train_src"] == "train.en");
   CHECK(small["config"]["data"]["files"][0] == "b.it");
   CHECK(small["run"] == dir.path().filename().string());
+  CHECK(public_run_name("runs/en-it/") == "en-it");
+  CHECK(public_run_name("/srv/runs/en-it") == "en-it");
   CHECK(small.dump().find('/') == std::string::npos);
   CHECK(small["log"].size() == 5010);
   CHECK(small["log_stride"] == 1);
