@@ -461,33 +461,29 @@ class Ct2Transformer:
             x = x + self.v[stack + "/position_encodings/encodings"][:len(ids)]
         return x
 
-    def encode(self, ids):
-        x = self.embed("encoder", "encoder/embeddings_0/weight", ids)
+    def stack(self, name, x, memory=None):
+        """The layers of "encoder" (self-attention, ffn) or "decoder" (causal self-attention,
+        attention to memory, ffn), then the stack's final norm when it has one (pre-norm)."""
         layer = 0
-        while self.has("encoder/layer_%d/ffn/linear_0/weight" % layer):
-            scope = "encoder/layer_%d" % layer
-            x = self.sublayer("encoder", scope + "/self_attention", x,
-                              lambda h: self.attention("encoder", scope + "/self_attention", h, None, False))
-            x = self.sublayer("encoder", scope + "/ffn", x, lambda h: self.ffn("encoder", scope + "/ffn", h))
+        while self.has("%s/layer_%d/ffn/linear_0/weight" % (name, layer)):
+            scope = "%s/layer_%d" % (name, layer)
+            x = self.sublayer(name, scope + "/self_attention", x,
+                              lambda h: self.attention(name, scope + "/self_attention", h, None, memory is not None))
+            if memory is not None:
+                x = self.sublayer(name, scope + "/attention", x,
+                                  lambda h: self.attention(name, scope + "/attention", h, memory, False))
+            x = self.sublayer(name, scope + "/ffn", x, lambda h: self.ffn(name, scope + "/ffn", h))
             layer += 1
-        return self.norm("encoder/layer_norm", x) if self.has("encoder/layer_norm/gamma") else x
+        return self.norm(name + "/layer_norm", x) if self.has(name + "/layer_norm/gamma") else x
+
+    def encode(self, ids):
+        return self.stack("encoder", self.embed("encoder", "encoder/embeddings_0/weight", ids))
 
     def ffn(self, stack, scope, x):
         return self.dense(scope + "/linear_1", self.activation(stack, self.dense(scope + "/linear_0", x)))
 
     def next_logits(self, memory, ids):
-        x = self.embed("decoder", "decoder/embeddings/weight", ids)
-        layer = 0
-        while self.has("decoder/layer_%d/ffn/linear_0/weight" % layer):
-            scope = "decoder/layer_%d" % layer
-            x = self.sublayer("decoder", scope + "/self_attention", x,
-                              lambda h: self.attention("decoder", scope + "/self_attention", h, None, True))
-            x = self.sublayer("decoder", scope + "/attention", x,
-                              lambda h: self.attention("decoder", scope + "/attention", h, memory, False))
-            x = self.sublayer("decoder", scope + "/ffn", x, lambda h: self.ffn("decoder", scope + "/ffn", h))
-            layer += 1
-        if self.has("decoder/layer_norm/gamma"):
-            x = self.norm("decoder/layer_norm", x)
+        x = self.stack("decoder", self.embed("decoder", "decoder/embeddings/weight", ids), memory)
         return self.dense("decoder/projection", x[-1:])[0]
 
     def greedy(self, source_ids, start, end, max_length):
