@@ -13,8 +13,8 @@
 #include "bench/decode_benchmark.h"
 #include "bench/grad_dump.h"
 #include "bench/train_benchmark.h"
+#include "core/parallel.h"
 #include "data/corpus.h"
-#include "dnnl/context.h"
 #include "io/config.h"
 #include "models/model_factory.h"
 #include "ops/precision.h"
@@ -32,7 +32,7 @@ struct DecodeFlags {
 };
 
 void set_compute(const attn::io::Config& config, int threads) {
-  attn::dnn::set_num_threads(threads > 0 ? threads : config.train.threads);
+  attn::set_parallel_threads(threads > 0 ? threads : config.train.threads);
 }
 
 attn::decode::TranslateOptions translate_options(const attn::io::Config& config, const DecodeFlags& flags) {

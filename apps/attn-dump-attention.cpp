@@ -15,12 +15,12 @@
 #include "app_main.h"
 #include "config_flags.h"
 #include "core/check.h"
+#include "core/parallel.h"
 #include "data/corpus.h"
 #include "decode/alignment.h"
 #include "decode/alignment_choice.h"
 #include "decode/attention_csv.h"
 #include "decode/attention_dump.h"
-#include "dnnl/context.h"
 #include "eval/alignment_score.h"
 #include "run/load_run.h"
 #include "run_defaults.h"
@@ -144,7 +144,7 @@ int dump(Flags& flags) {
   attn::run::LoadedRun run =
       attn::run::load_run(run_dir, flags.checkpoint, attn::apps::precision_flag(flags.precision));
   const attn::io::Config config = flags.config.applied(run.config);
-  attn::dnn::set_num_threads(config.train.threads);
+  attn::set_parallel_threads(config.train.threads);
   std::optional<attn::apps::ReverseAligner> reverse;  // loaded before any output is opened
   if (flags.alignments.symmetrized())                 // the reverse run's own batch size unless --batch-size
     reverse.emplace(flags.alignments, attn::apps::precision_flag(flags.precision),

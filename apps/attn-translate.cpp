@@ -18,8 +18,8 @@
 #include "alignment_flags.h"
 #include "app_main.h"
 #include "config_flags.h"
+#include "core/parallel.h"
 #include "decode/translator.h"
-#include "dnnl/context.h"
 #include "ensemble_flags.h"
 #include "run/load_run.h"
 #include "run_defaults.h"
@@ -131,7 +131,7 @@ int translate(Flags& flags) {
 
   const attn::run::LoadedEnsemble models = attn::run::load_ensemble(
       model_dirs, flags.ensemble.checkpoints, flags.ensemble.weights, attn::apps::precision_flag(flags.precision));
-  attn::dnn::set_num_threads(flags.threads > 0 ? flags.threads : models.first().config.train.threads);
+  attn::set_parallel_threads(flags.threads > 0 ? flags.threads : models.first().config.train.threads);
   const attn::decode::TranslateOptions options = translate_options(models, flags);
   const attn::run::Vocabularies& vocab = *models.first().vocab;
   attn::decode::Translator translator(models.model(), vocab.source, vocab.target, options);

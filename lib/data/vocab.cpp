@@ -4,7 +4,6 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <omp.h>
 #include <optional>
 #include <queue>
 #include <sentencepiece_processor.h>
@@ -12,6 +11,7 @@
 #include <unordered_map>
 
 #include "core/check.h"
+#include "core/parallel.h"
 #include "core/rng.h"
 #include "data/corpus.h"
 #include "data/line_sample.h"
@@ -86,7 +86,7 @@ constexpr int kSilentLogLevel = 4;
 
 std::unordered_map<std::string, std::string> trainer_flags(const VocabTrainOptions& options,
                                                            const std::vector<std::string>& inputs) {
-  int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+  int threads = options.threads > 0 ? options.threads : parallel_threads();
   return {
       {"input", join(inputs, ",")},
       {"model_prefix", options.model_prefix},

@@ -28,7 +28,12 @@ struct ScratchpadBuffer {
 thread_local ScratchpadBuffer scratchpad_buffer;
 }  // namespace
 
-Context::Context() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_), cache_(primitive_cache_capacity()) {}
+Context::Context() : engine_(dnnl::engine::kind::cpu, 0), cache_(primitive_cache_capacity()) {}
+
+dnnl::stream& Context::stream() {
+  thread_local dnnl::stream stream(engine_);
+  return stream;
+}
 
 dnnl::memory Context::scratchpad(const dnnl::memory::desc& desc) {
   ScratchpadBuffer& buffer = scratchpad_buffer;
@@ -47,13 +52,12 @@ size_t Context::scratchpad_bytes() const { return scratchpad_buffer.bytes; }
 
 Context& Context::get() {
   static Context context;
+  // oneDNN runs on OpenMP and sizes a primitive's work for the thread count in force where the
+  // primitive is made: one thread, on every thread that reaches oneDNN through here, keeps it
+  // from starting a team of its own beside attn's threads.
+  thread_local const bool single_threaded = (omp_set_num_threads(1), true);
+  (void)single_threaded;
   return context;
 }
-
-void set_num_threads(int threads) {
-  if (threads > 0) omp_set_num_threads(threads);
-}
-
-int num_threads() { return omp_get_max_threads(); }
 
 }  // namespace attn::dnn

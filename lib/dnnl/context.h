@@ -1,6 +1,7 @@
 #pragma once
-// The process-wide oneDNN CPU engine and stream, the primitive cache, and the thread count.
-// One place owns them so that every op shares one OpenMP pool and one cache.
+// The process-wide oneDNN CPU engine, the primitive cache, and each thread's stream and scratch
+// space. oneDNN runs single-threaded on every thread that uses it: attn's own threads
+// (core/parallel.h) share the work out, ops::gemm in row or column blocks.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "dnnl/primitive_cache.h"
@@ -12,7 +13,8 @@ class Context {
   static Context& get();
 
   dnnl::engine& engine() { return engine_; }
-  dnnl::stream& stream() { return stream_; }
+  // The calling thread's stream (a stream is not shared between threads).
+  dnnl::stream& stream();
   PrimitiveCache& cache() { return cache_; }
   // Scratch space for one execution of a primitive made in user scratchpad mode (the matmuls):
   // memory of `desc`'s size over a buffer of the calling thread's, grown as needed and reused by
@@ -26,12 +28,7 @@ class Context {
  private:
   Context();
   dnnl::engine engine_;
-  dnnl::stream stream_;
   PrimitiveCache cache_;
 };
-
-// Sizes the one OpenMP pool that oneDNN and our own loops share (0 keeps the default).
-void set_num_threads(int threads);
-int num_threads();
 
 }  // namespace attn::dnn

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
+#include "core/parallel.h"
 #include "decode/alignment.h"
-#include "dnnl/context.h"
 
 namespace attn::serve {
 
@@ -13,7 +13,7 @@ TranslatorBackend::TranslatorBackend(const models::Seq2SeqModel& model, const da
 
 // OpenMP's thread count is a setting of the thread that opens a parallel region: the decoding
 // thread sets its own.
-void TranslatorBackend::start_thread() { dnn::set_num_threads(threads_); }
+void TranslatorBackend::start_thread() { set_parallel_threads(threads_); }
 
 std::vector<std::vector<int32_t>> TranslatorBackend::encode(const std::vector<std::string>& texts) {
   return decode::encode_lines(texts, source_vocab_, options_.max_source_tokens, "request sentence");

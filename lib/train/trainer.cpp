@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/buffer_pool.h"
+#include "core/parallel.h"
 #include "core/process_memory.h"
 #include "core/rng.h"
 #include "core/stop_signal.h"
@@ -372,7 +373,7 @@ void train(const io::Config& config, const TrainOptions& options) {
   const StartMode mode = start_mode(options);
   check_can_start(run::run_paths(config.output_dir, config.vocab.joint), mode);
   check_input_files(config, options.count_lines_up_to);
-  dnn::set_num_threads(config.train.threads);
+  set_parallel_threads(config.train.threads);
   TrainingRun run(config, options, mode);
   run.run();
 }
