@@ -74,6 +74,7 @@ void wait_until(Ready&& ready, std::atomic<uint32_t>& word, std::atomic<int>& sl
 }
 
 thread_local bool running_piece = false;
+std::atomic<uint64_t> loops_started{0};
 
 class Pool {
  public:
@@ -216,7 +217,10 @@ void run_pieces(int64_t pieces, PieceFunction run_piece) {
     for (int64_t piece = 0; piece < pieces; ++piece) run_piece(piece);
     return;
   }
+  loops_started.fetch_add(1, std::memory_order_relaxed);
   workers->run(pieces, run_piece);
 }
+
+uint64_t parallel_loops_started() { return loops_started.load(std::memory_order_relaxed); }
 
 }  // namespace attn

@@ -34,6 +34,9 @@ int parallel_threads();
 // True on a worker thread, and on the caller while it runs a piece: a loop started there runs
 // inline (no nesting).
 bool in_parallel_piece();
+// Loops handed to the threads since the process started (loops run inline are not counted): what
+// a step costs in hand-outs.
+uint64_t parallel_loops_started();
 
 // A callable by reference, for the one non-template entry point.
 class PieceFunction {

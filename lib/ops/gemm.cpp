@@ -1,10 +1,15 @@
 #include "ops/gemm.h"
 
+#include <algorithm>
+#include <cstring>
+#include <iterator>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "core/parallel.h"
 #include "dnnl/context.h"
 #include "dnnl/memory.h"
 
@@ -23,11 +28,21 @@ struct ReorderEntry {
   dnnl::reorder primitive;
 };
 
+// Columns [first, first + count) of a packed matrix that are, in place, the packed matrix of
+// just those columns (the layout's outer blocks run along the columns): a product with few rows
+// is cut into such parts.
+struct PackedColumns {
+  int64_t first = 0, count = 0;
+  memory::desc layout;  // (K, count)
+  size_t offset = 0;    // bytes into the whole matrix's values
+};
+
 // What pack_weight makes: W^T (K, N) in the matmul's blocked layout, in memory oneDNN owns.
 struct OnednnPackedMatrix final : PackedMatrix {
   Shape dims;  // (K, N): the matmul's b
   DType dtype = DType::f32;
   memory values;
+  std::vector<PackedColumns> column_parts;  // empty: not cut along the columns
 };
 
 struct PackedMatmulEntry {
@@ -38,6 +53,26 @@ struct PackedMatmulEntry {
 // The layout is asked of a product of this many rows; oneDNN 2.6 picks the same one for every
 // row count (1 to 1024 checked), so one packed copy serves all of decoding's batch shapes.
 constexpr int64_t kLayoutQueryRows = 128;
+
+// The blocked layout the matmul picks for a weight b (K, N).
+memory::desc packed_layout(int64_t k, int64_t n, DType dtype) {
+  auto query_a = dnn::plain_desc({kLayoutQueryRows, k}, dtype);
+  auto any_b = memory::desc(dnn::to_dims({k, n}), dnn::to_dnnl(dtype), memory::format_tag::any);
+  auto query_c = dnn::plain_desc({kLayoutQueryRows, n});
+  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(query_a, any_b, query_c), dnn::Context::get().engine())
+      .weights_desc();
+}
+
+// W^T's columns [first, first + count) of the plain W (N, K), packed into `layout`.
+memory pack_columns(const Tensor& weight, int64_t first, int64_t count, const memory::desc& layout) {
+  const int64_t k = weight.dim(1);
+  auto& context = dnn::Context::get();
+  const char* rows = static_cast<const char*>(weight.raw()) + first * k * int64_t(dtype_size(weight.dtype()));
+  memory plain = dnn::wrap(dnn::strided_desc({k, count}, {1, k}, weight.dtype()), rows);
+  memory packed(layout, context.engine());
+  dnnl::reorder(plain, packed).execute(context.stream(), plain, packed);
+  return packed;
+}
 
 void check_operands(const MatrixView& a, const MatrixView& b, const MatrixView& c) {
   size_t rank = a.dims.size();
@@ -111,6 +146,190 @@ MatrixView operand_for(const MatrixView& a, bool bf16, Tensor& converted) {
   return plain_view(converted);
 }
 
+// How a product is cut: `pieces` ranges along `axis` of c (one piece: the whole product).
+struct ProductCut {
+  size_t axis = 0;     // of c
+  int64_t extent = 0;  // c.dims[axis]
+  int64_t pieces = 1;
+  int64_t smallest() const { return extent / pieces; }  // pieces have this size or one more
+};
+
+// A product's operands, and the view of one piece of it.
+struct Product {
+  MatrixView a, b, c;
+  GemmOptions options;
+
+  // Entries [first, first + count) of c along the cut's axis: a batch axis (a cut too, and b
+  // unless it broadcasts that axis), c's rows (a's rows too) or c's columns (b's and the bias').
+  Product piece(const ProductCut& cut, int64_t first, int64_t count) const;
+};
+
+// Below this many multiply-adds (M N K) a second thread saves less than a piece's hand-out and
+// its own oneDNN call cost.
+constexpr int64_t kGemmParallelWork = int64_t(1) << 20;
+// Narrower pieces leave oneDNN's kernels short of whole register blocks.
+constexpr int64_t kMinPieceRows = 16;
+constexpr int64_t kMinPieceCols = 64;
+
+Product Product::piece(const ProductCut& cut, int64_t first, int64_t count) const {
+  Product part = *this;
+  const size_t rank = c.dims.size();
+  part.c = c.slice(cut.axis, first, count);
+  if (cut.axis + 1 == rank) {
+    part.b = b.slice(cut.axis, first, count);
+    if (options.bias) part.options.bias = options.bias + first;
+  } else {
+    part.a = a.slice(cut.axis, first, count);
+    if (cut.axis + 2 < rank && b.dims[cut.axis] != 1) part.b = b.slice(cut.axis, first, count);
+  }
+  return part;
+}
+
+// The axis that gives enough pieces, trying the batch axes, then the rows, then the columns;
+// else the one that gives most, if that is at least one a thread.
+ProductCut choose_cut(const Product& product) {
+  const MatrixView& c = product.c;
+  const int64_t work = numel(c.dims) * product.a.cols();
+  const int64_t threads = in_parallel_piece() ? 1 : parallel_threads();
+  const ProductCut whole{0, c.dims[0], 1};
+  if (threads <= 1 || work <= kGemmParallelWork) return whole;
+  const int64_t wanted = std::clamp<int64_t>(work / kGemmParallelWork, threads, 4 * threads);
+  const size_t rank = c.dims.size();
+  ProductCut best = whole;
+  for (size_t axis = 0; axis < rank; ++axis) {
+    const int64_t smallest = axis + 2 < rank ? 1 : axis + 2 == rank ? kMinPieceRows : kMinPieceCols;
+    const int64_t most = c.dims[axis] / smallest;
+    if (most >= wanted) return {axis, c.dims[axis], wanted};
+    if (most >= threads && most > best.pieces) best = {axis, c.dims[axis], most};
+  }
+  return best;
+}
+
+// The primitive of each piece size (at most two), made on the calling thread before the pieces
+// run: the primitive cache is not shared between threads.
+template <class Entry>
+class PieceEntries {
+ public:
+  template <class Make>
+  PieceEntries(const ProductCut& cut, Make&& make) : smallest_(cut.smallest()) {
+    for (int64_t piece = 0; piece < cut.pieces; ++piece) {
+      const int64_t first = piece_begin(cut.extent, cut.pieces, piece);
+      const int64_t count = piece_begin(cut.extent, cut.pieces, piece + 1) - first;
+      const Entry*& entry = entries_[count - smallest_];
+      if (!entry) entry = &make(first, count);
+    }
+  }
+  const Entry& of(int64_t count) const { return *entries_[count - smallest_]; }
+  bool all(bool (*usable)(const Entry&)) const {
+    return std::all_of(std::begin(entries_), std::end(entries_), [&](const Entry* e) { return !e || usable(*e); });
+  }
+
+ private:
+  int64_t smallest_;
+  const Entry* entries_[2] = {nullptr, nullptr};
+};
+
+// Runs piece(first, count) over the cut's pieces on attn's threads.
+template <class Piece>
+void for_each_piece(const ProductCut& cut, Piece&& piece) {
+  if (cut.pieces <= 1) {
+    piece(int64_t(0), cut.extent);
+    return;
+  }
+  auto run = [&](int64_t index) {
+    const int64_t first = piece_begin(cut.extent, cut.pieces, index);
+    piece(first, piece_begin(cut.extent, cut.pieces, index + 1) - first);
+  };
+  run_pieces(cut.pieces, PieceFunction(run));
+}
+
+MatmulEntry& matmul_entry(const Product& product) {
+  const MatrixView &a = product.a, &b = product.b;
+  dnn::CacheKey key("matmul");
+  key.add(a.dims).add(a.strides).add(int64_t(a.dtype)).add(b.dims).add(b.strides).add(int64_t(b.dtype));
+  add_output_and_options(key, product.c, product.options);
+  return dnn::Context::get().cache().get<MatmulEntry>(key.str(), [&] {
+    dnnl::matmul::primitive_desc pd =
+        matmul_pd(dnn::strided_desc(a.dims, a.strides, a.dtype), dnn::strided_desc(b.dims, b.strides, b.dtype),
+                  product.c, product.options);
+    return MatmulEntry{dnnl::matmul(pd), pd.scratchpad_desc()};
+  });
+}
+
+// The matmul of a (M, K) by a packed weight, or an entry without one when only a reference
+// kernel reads the packed layout.
+const PackedMatmulEntry& packed_matmul_entry(const MatrixView& a, const memory::desc& layout, DType dtype,
+                                             const MatrixView& c, const GemmOptions& options) {
+  dnn::CacheKey key("matmul_packed");
+  key.add(a.dims).add(int64_t(a.dtype)).add(Shape{a.cols(), c.cols()}).add(int64_t(dtype));
+  add_output_and_options(key, c, options);
+  return dnn::Context::get().cache().get<PackedMatmulEntry>(key.str(), [&] {
+    PackedMatmulEntry made;
+    try {
+      dnnl::matmul::primitive_desc pd = matmul_pd(dnn::plain_desc(a.dims, dtype), layout, c, options);
+      if (std::string(pd.impl_info_str()).rfind("ref", 0) != 0) {
+        made.primitive = dnnl::matmul(pd);
+        made.scratchpad = pd.scratchpad_desc();
+      }
+    } catch (const dnnl::error&) {
+      // no kernel at all for the packed layout: the caller multiplies the plain weight
+    }
+    return made;
+  });
+}
+
+// Column parts of a packed weight: about eight, each at least kMinPartColumns wide, when the
+// layout keeps each part's columns together in place (checked byte for byte against each part
+// packed on its own); none otherwise, or when the weight is too narrow to cut.
+constexpr int64_t kMinPartColumns = 128;
+std::vector<PackedColumns> column_parts_of(const OnednnPackedMatrix& packed, const Tensor& weight) {
+  const int64_t k = packed.dims[0], n = packed.dims[1];
+  const int64_t width = std::max(kMinPartColumns, (n / 8 + kMinPieceCols - 1) / kMinPieceCols * kMinPieceCols);
+  if (width >= n) return {};
+  std::vector<PackedColumns> parts;
+  const auto* whole = static_cast<const char*>(packed.values.get_data_handle());
+  size_t offset = 0;
+  for (int64_t first = 0; first < n; first += width) {
+    const int64_t count = std::min(width, n - first);
+    const memory::desc layout = packed_layout(k, count, packed.dtype);
+    const memory own = pack_columns(weight, first, count, layout);
+    const size_t bytes = layout.get_size();
+    if (offset + bytes > packed.values.get_desc().get_size() ||
+        std::memcmp(whole + offset, own.get_data_handle(), bytes) != 0)
+      return {};
+    parts.push_back({first, count, layout, offset});
+    offset += bytes;
+  }
+  return offset == packed.values.get_desc().get_size() ? parts : std::vector<PackedColumns>{};
+}
+
+// c (M, N) = a W^T with a packed W, one column part a piece; false when a part's product has no
+// kernel that reads its layout.
+bool multiply_column_parts(const MatrixView& a_in, const OnednnPackedMatrix& packed, const MatrixView& c,
+                           const GemmOptions& options) {
+  const std::vector<PackedColumns>& parts = packed.column_parts;
+  std::vector<const PackedMatmulEntry*> entries;
+  for (const PackedColumns& part : parts) {
+    entries.push_back(
+        &packed_matmul_entry(a_in, part.layout, packed.dtype, c.slice(1, part.first, part.count), options));
+    if (!entries.back()->primitive) return false;
+  }
+  count_flops(a_in, c);
+  Tensor a_bf16;
+  const MatrixView a = operand_for(a_in, packed.dtype == DType::bf16, a_bf16);
+  auto* whole = static_cast<char*>(packed.values.get_data_handle());
+  auto run = [&](int64_t index) {
+    const PackedColumns& part = parts[size_t(index)];
+    GemmOptions part_options = options;
+    if (options.bias) part_options.bias = options.bias + part.first;
+    const PackedMatmulEntry& entry = *entries[size_t(index)];
+    execute_matmul(*entry.primitive, entry.scratchpad, a, dnn::wrap(part.layout, whole + part.offset),
+                   c.slice(1, part.first, part.count), part_options);
+  };
+  run_pieces(int64_t(parts.size()), PieceFunction(run));
+  return true;
+}
+
 }  // namespace
 
 MatrixView MatrixView::of(const Tensor& tensor) {
@@ -127,11 +346,16 @@ GradientTarget gradient_target(const Tensor& tensor, float alpha) {
 }
 
 MatrixView MatrixView::row_range(int64_t first, int64_t count) const {
-  ATTN_CHECK(dims.size() == 2 && first >= 0 && count >= 0 && first + count <= dims[0], "matrix view: rows [", first,
-             ", ", first + count, ") of ", to_string(dims));
+  ATTN_CHECK(dims.size() == 2, "matrix view: rows of a rank-", dims.size(), " view");
+  return slice(0, first, count);
+}
+
+MatrixView MatrixView::slice(size_t axis, int64_t first, int64_t count) const {
+  ATTN_CHECK(axis < dims.size() && first >= 0 && count >= 0 && first + count <= dims[axis], "matrix view: [", first,
+             ", ", first + count, ") along axis ", axis, " of ", to_string(dims));
   MatrixView view = *this;
-  view.data = static_cast<const char*>(data) + first * strides[0] * int64_t(dtype_size(dtype));
-  view.dims[0] = count;
+  view.data = static_cast<const char*>(data) + first * strides[axis] * int64_t(dtype_size(dtype));
+  view.dims[axis] = count;
   return view;
 }
 
@@ -189,22 +413,20 @@ void reset_gemm_flops() { flop_counter = 0; }
 void gemm(const MatrixView& a_in, const MatrixView& b_in, const MatrixView& c, const GemmOptions& options) {
   check_operands(a_in, b_in, c);
   if (!options.recomputed) count_flops(a_in, c);
-  auto& context = dnn::Context::get();
   bool use_bf16 = options.precision == Precision::bf16 || a_in.dtype == DType::bf16 || b_in.dtype == DType::bf16;
   Tensor a_bf16, b_bf16;
-  MatrixView a = operand_for(a_in, use_bf16, a_bf16);
-  MatrixView b = operand_for(b_in, use_bf16, b_bf16);
-  auto a_desc = dnn::strided_desc(a.dims, a.strides, a.dtype);
-  auto b_desc = dnn::strided_desc(b.dims, b.strides, b.dtype);
-
-  dnn::CacheKey key("matmul");
-  key.add(a.dims).add(a.strides).add(int64_t(a.dtype)).add(b.dims).add(b.strides).add(int64_t(b.dtype));
-  add_output_and_options(key, c, options);
-  auto& entry = context.cache().get<MatmulEntry>(key.str(), [&] {
-    dnnl::matmul::primitive_desc pd = matmul_pd(a_desc, b_desc, c, options);
-    return MatmulEntry{dnnl::matmul(pd), pd.scratchpad_desc()};
+  const Product whole{operand_for(a_in, use_bf16, a_bf16), operand_for(b_in, use_bf16, b_bf16), c, options};
+  const ProductCut cut = choose_cut(whole);
+  const PieceEntries<MatmulEntry> entries(cut, [&](int64_t first, int64_t count) -> const MatmulEntry& {
+    return matmul_entry(whole.piece(cut, first, count));
   });
-  execute_matmul(entry.primitive, entry.scratchpad, a, dnn::wrap(b_desc, b.data), c, options);
+  for_each_piece(cut, [&](int64_t first, int64_t count) {
+    const Product part = whole.piece(cut, first, count);
+    const MatmulEntry& entry = entries.of(count);
+    execute_matmul(entry.primitive, entry.scratchpad, part.a,
+                   dnn::wrap(dnn::strided_desc(part.b.dims, part.b.strides, part.b.dtype), part.b.data), part.c,
+                   part.options);
+  });
 }
 
 std::shared_ptr<const PackedMatrix> pack_weight(const Tensor& weight) {
@@ -213,17 +435,11 @@ std::shared_ptr<const PackedMatrix> pack_weight(const Tensor& weight) {
              "pack_weight: needs an f32, bf16 or s8 matrix, not ", dtype_name(weight.dtype()), " ",
              to_string(weight.shape()));
   auto packed = std::make_shared<OnednnPackedMatrix>();
-  const int64_t rows = weight.dim(1), cols = weight.dim(0);  // W^T is (K, N)
-  packed->dims = {rows, cols};
+  const int64_t k = weight.dim(1), n = weight.dim(0);  // W^T is (K, N)
+  packed->dims = {k, n};
   packed->dtype = weight.dtype();
-  auto& context = dnn::Context::get();
-  auto query_a = dnn::plain_desc({kLayoutQueryRows, rows}, weight.dtype());
-  auto any_b = memory::desc(dnn::to_dims(packed->dims), dnn::to_dnnl(weight.dtype()), memory::format_tag::any);
-  auto query_c = dnn::plain_desc({kLayoutQueryRows, cols});
-  dnnl::matmul::primitive_desc query(dnnl::matmul::desc(query_a, any_b, query_c), context.engine());
-  packed->values = memory(query.weights_desc(), context.engine());
-  memory plain = dnn::wrap(dnn::strided_desc(packed->dims, {1, rows}, weight.dtype()), weight.raw());
-  dnnl::reorder(plain, packed->values).execute(context.stream(), plain, packed->values);
+  packed->values = pack_columns(weight, 0, n, packed_layout(k, n, weight.dtype()));
+  packed->column_parts = column_parts_of(*packed, weight);
   return packed;
 }
 
@@ -236,28 +452,23 @@ bool gemm_packed(const MatrixView& a_in, const PackedMatrix& weight, const Matri
   const bool a_fits = a_in.dtype == packed.dtype || (a_in.dtype == DType::f32 && packed.dtype != DType::s8);
   ATTN_CHECK(a_in.strides == row_major_strides(a_in.dims) && a_fits,
              "gemm_packed: a must be plain row-major, of the packed weight's dtype (or f32 for a float weight)");
-  dnn::CacheKey key("matmul_packed");
-  key.add(a_in.dims).add(int64_t(a_in.dtype)).add(packed.dims).add(int64_t(packed.dtype));
-  add_output_and_options(key, c, options);
-  auto& entry = dnn::Context::get().cache().get<PackedMatmulEntry>(key.str(), [&] {
-    PackedMatmulEntry made;
-    try {
-      dnnl::matmul::primitive_desc pd =
-          matmul_pd(dnn::plain_desc(a_in.dims, packed.dtype), packed.values.get_desc(), c, options);
-      if (std::string(pd.impl_info_str()).rfind("ref", 0) != 0) {
-        made.primitive = dnnl::matmul(pd);
-        made.scratchpad = pd.scratchpad_desc();
-      }
-    } catch (const dnnl::error&) {
-      // no kernel at all for the packed layout: the caller multiplies the plain weight
-    }
-    return made;
+  const Product whole{a_in, MatrixView{nullptr, packed.dims, {}, packed.dtype}, c, options};
+  ProductCut cut = choose_cut(whole);
+  if (cut.axis == 1 && !packed.column_parts.empty()) return multiply_column_parts(a_in, packed, c, options);
+  if (cut.axis != 0) cut = ProductCut{0, c.rows(), 1};  // columns, but the layout has no parts
+  const PieceEntries<PackedMatmulEntry> entries(cut, [&](int64_t first, int64_t count) -> const PackedMatmulEntry& {
+    return packed_matmul_entry(whole.a.row_range(first, count), packed.values.get_desc(), packed.dtype,
+                               c.row_range(first, count), options);
   });
-  if (!entry.primitive) return false;
+  if (!entries.all([](const PackedMatmulEntry& entry) { return entry.primitive.has_value(); })) return false;
   count_flops(a_in, c);
   Tensor a_bf16;
-  MatrixView a = operand_for(a_in, packed.dtype == DType::bf16, a_bf16);
-  execute_matmul(*entry.primitive, entry.scratchpad, a, packed.values, c, options);
+  const MatrixView a = operand_for(a_in, packed.dtype == DType::bf16, a_bf16);
+  for_each_piece(cut, [&](int64_t first, int64_t count) {
+    const PackedMatmulEntry& entry = entries.of(count);
+    execute_matmul(*entry.primitive, entry.scratchpad, a.row_range(first, count), packed.values,
+                   c.row_range(first, count), options);
+  });
   return true;
 }
 

@@ -23,6 +23,8 @@ struct MatrixView {
   MatrixView transposed_if(bool flag) const { return flag ? transposed() : *this; }
   // Rows [first, first + count) of a matrix (rank 2): the same strides, the data moved on.
   MatrixView row_range(int64_t first, int64_t count) const;
+  // Entries [first, first + count) along `axis`, any rank: the same strides, the data moved on.
+  MatrixView slice(size_t axis, int64_t first, int64_t count) const;
   int64_t rows() const { return dims[dims.size() - 2]; }
   int64_t cols() const { return dims.back(); }
 };
@@ -57,7 +59,9 @@ struct GradientTarget {
 GradientTarget gradient_target(const Tensor& tensor, float alpha = 1.f);
 
 // c (+)= alpha * a b (+ bias). Runs in bf16 (AMX or AVX-512 BF16) when options.precision is bf16
-// or an operand is bf16 (the other is converted: bf16 decoding's weights).
+// or an operand is bf16 (the other is converted: bf16 decoding's weights). A large product is cut
+// into pieces (along a batch axis, c's rows, or c's columns) that attn's threads take as they
+// free up, each a single-threaded oneDNN matmul (core/parallel.h says why).
 void gemm(const MatrixView& a, const MatrixView& b, const MatrixView& c, const GemmOptions& options = {});
 
 // A weight W (N, K), f32, bf16 or s8, packed as the b = W^T (K, N) of c = a W^T in the blocked

@@ -9,6 +9,7 @@
 
 #include "bf16_support.h"
 #include "core/matmul_weight.h"
+#include "core/parallel.h"
 #include "grad_check.h"
 #include "ops/gemm.h"
 #include "ops/linear.h"
@@ -160,4 +161,27 @@ TEST_CASE("bf16 training's packed weight gives the plain weight's values and gra
     INFO("part " << part << " (y, dx, dW, db)");
     check_same_products(packed[part], plain[part]);
   }
+}
+
+TEST_CASE("a few rows against a wide packed float weight run in column parts on the threads - the same products",
+          "[ops][packed]") {
+  Precision precision = GENERATE(Precision::f32, Precision::bf16, Precision::int8);
+  INFO(choice_name(precision));
+  ATTN_SKIP_UNLESS_BF16_MATMUL();  // the blocked kernels come with AVX-512 (see above)
+  // 1000 columns: eight parts of 128 but the last (104, with padding); K = 300 has padding too.
+  constexpr int64_t kWideOuter = 1000, kDeepInner = 300;
+  Tensor w = random_tensor({kWideOuter, kDeepInner}, 41, 0.5f, false);
+  Tensor bias = random_tensor({kWideOuter}, 42, 1.f, false);
+  MatmulWeight packed = packed_weight(w, precision);
+  MatmulWeight plain = plain_weight(w, precision);
+  Tape tape;
+  NoGradScope no_grad(tape);
+  set_parallel_threads(2);
+  Tensor x = random_tensor({5, kDeepInner}, 43, 1.f, false);
+  const uint64_t loops = parallel_loops_started();
+  Tensor y = ops::linear(tape, x, packed, bias);
+  // An s8 layout carries its columns' compensation after the blocks, so it has no parts in place.
+  if (precision != Precision::int8) CHECK(parallel_loops_started() > loops);
+  check_same_products(y.to_vector(), ops::linear(tape, x, plain, bias).to_vector());
+  set_parallel_threads(0);
 }
