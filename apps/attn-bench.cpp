@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
   train->add_option("--tgt-len", train_options.target_length, "target length (T)")->check(at_least(1));
   train->add_option("--steps", train_options.steps, "timed steps")->check(at_least(1));
   train->add_option("--warmup", train_options.warmup, "untimed steps first")->check(at_least(0));
-  train->add_option("--threads", threads, "OpenMP threads (default: train.threads)")->check(at_least(1));
+  train->add_option("--threads", threads, "threads (default: train.threads)")->check(at_least(1));
   train->add_flag("--unfused-loss", train_options.unfused_loss,
                   "the loss over the full logits, as before the fused output projection + loss (a comparison)");
   train->add_flag("--json", json, "print one JSON object");
@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
                        std::to_string(flags.window_batches) + "); 0 sorts the whole input at once")
       ->check(at_least(0));
   attn::apps::add_precision_option(*decode, flags.precision);
-  decode->add_option("--threads", flags.threads, "OpenMP threads (default: train.threads)")->check(at_least(1));
+  decode->add_option("--threads", flags.threads, "threads (default: train.threads)")->check(at_least(1));
   decode->add_flag("--json", json, "print one JSON object");
 
   CLI::App* grad = app.add_subcommand(

@@ -8,12 +8,11 @@
 // once, after the port is bound, so /health answers 503 while it loads. SIGTERM or SIGINT:
 // stop accepting, answer what was accepted, exit 0 (a second one exits at once).
 #include <csignal>
-#include <functional>
-#include <future>
 #include <thread>
 
 #include "app_main.h"
 #include "config_flags.h"
+#include "core/parallel.h"
 #include "core/stop_signal.h"
 #include "decode/alignment.h"
 #include "decode/alignment_choice.h"
@@ -54,19 +53,8 @@ void read_cross_attention(const attn::run::LoadedEnsemble& models, const std::st
   info.alignment = attn::decode::run_alignment_extraction(run_dir, models.first().config);
 }
 
-// Runs `work` on a thread that ends before decoding starts, rethrowing what it threw. Loading a
-// model runs OpenMP regions, and a thread that opens one keeps a team of idle workers until it
-// ends. Had the main thread loaded, the server would hold two teams (its own and the decoding
-// thread's) on cores they outnumber; libgomp then cuts its workers' spin between regions to
-// almost nothing, and every parallel region of decoding waits for a futex wake-up, which costs
-// throughput under load (docs/performance.md, "Serving").
-void run_on_passing_thread(const std::function<void()>& work) {
-  // The future, a temporary, joins its thread at the end of the statement: the thread is gone.
-  std::async(std::launch::async, work).get();
-}
-
 int serve(Flags& flags) {
-  // First, before any other thread starts: every thread (HTTP, decoding, OpenMP) inherits the
+  // First, before any other thread starts: every thread (HTTP, decoding, attn's workers) inherits the
   // mask, and the stop signals are caught on a thread of their own (core/stop_signal.h).
   const attn::StopSignalRouting stop_signals;
   attn::install_stop_handlers();
@@ -98,11 +86,11 @@ int serve(Flags& flags) {
   std::optional<attn::serve::ModelAttention> attention;  // the explorer's maps: one model's, not an ensemble's
   try {
     attn::serve::ModelInfo info{languages, 0, model_dirs.front(), {}, {}, {}};
-    run_on_passing_thread([&] {
-      models.emplace(attn::run::load_ensemble(model_dirs, flags.ensemble.checkpoints, flags.ensemble.weights,
-                                              attn::apps::precision_flag(flags.precision)));
-      read_cross_attention(*models, model_dirs.front(), info);
-    });
+    // Loading measures auto precision at the thread count decoding will use.
+    attn::set_parallel_threads(config.train.threads);
+    models.emplace(attn::run::load_ensemble(model_dirs, flags.ensemble.checkpoints, flags.ensemble.weights,
+                                            attn::apps::precision_flag(flags.precision)));
+    read_cross_attention(*models, model_dirs.front(), info);
     const attn::run::LoadedRun& run = models->first();
     std::vector<attn::io::Config> configs;
     for (const attn::run::LoadedRun& member : models->runs) configs.push_back(flags.config.applied(member.config));
@@ -150,7 +138,7 @@ int main(int argc, char** argv) {
                               "every translation starts with this text's target pieces (a request's \"prefix\" "
                               "replaces it)");
   attn::apps::add_precision_option(app, flags.precision);
-  attn::apps::add_config_flag(app, "--threads", "train.threads", flags.config, "OpenMP threads of decoding");
+  attn::apps::add_config_flag(app, "--threads", "train.threads", flags.config, "threads of decoding");
   app.add_option("--host", server.host, "address to listen on (127.0.0.1: this machine only)")->capture_default_str();
   app.add_option("--port", server.port, "port to listen on; 0 = any free port, logged at start")
       ->check(attn::apps::in_range(0, 65535))

@@ -190,7 +190,7 @@ int main(int argc, char** argv) {
       ->needs(sample);
   attn::apps::add_alignment_options(app, flags.alignments)->excludes("--nbest");
   attn::apps::add_precision_option(app, flags.precision);
-  app.add_option("--threads", flags.threads, "OpenMP threads (default: train.threads)")->check(at_least(1));
+  app.add_option("--threads", flags.threads, "threads (default: train.threads)")->check(at_least(1));
   app.add_flag("--quiet", flags.quiet, "no summary (lines, tokens, seconds, sentences/s) on stderr at the end");
   return attn::apps::run_app(app, argc, argv, [&] { return translate(flags); });
 }

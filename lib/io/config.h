@@ -255,7 +255,7 @@ struct TrainConfig {
   template <class V>
   void visit(V& v) {
     v("seed", seed, 1, "seed of initialisation, shuffling, dropout and sampling", at_least(0));
-    v("threads", threads, 2, "OpenMP threads (oneDNN and attn's loops)", at_least(1));
+    v("threads", threads, 2, "threads of training and decoding (attn's loops and its oneDNN calls)", at_least(1));
     v("precision", precision, Precision::f32,
       "matmul precision: f32, bf16 (f32 master weights), or auto (the faster of the two, measured at start)",
       one_of(Precision::f32, Precision::bf16, Precision::automatic));

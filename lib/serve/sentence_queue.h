@@ -47,7 +47,7 @@ struct SentenceResult {
 class BatchBackend {
  public:
   virtual ~BatchBackend() = default;
-  // Called once, on the decoding thread, before its first batch (per-thread OpenMP settings).
+  // Called once, on the decoding thread, before its first batch (the thread count).
   virtual void start_thread() {}
   // Token ids (eos last) of each text; empty for a text with no token.
   virtual std::vector<std::vector<int32_t>> encode(const std::vector<std::string>& texts) = 0;

@@ -11,8 +11,8 @@ TranslatorBackend::TranslatorBackend(const models::Seq2SeqModel& model, const da
                                      const data::Vocab& target_vocab, decode::TranslateOptions options, int threads)
     : model_(model), source_vocab_(source_vocab), target_vocab_(target_vocab), options_(options), threads_(threads) {}
 
-// OpenMP's thread count is a setting of the thread that opens a parallel region: the decoding
-// thread sets its own.
+// The thread count is the process' (core/parallel.h); the decoding thread sets it before its
+// first batch, as the configs of the runs it serves ask.
 void TranslatorBackend::start_thread() { set_parallel_threads(threads_); }
 
 std::vector<std::vector<int32_t>> TranslatorBackend::encode(const std::vector<std::string>& texts) {

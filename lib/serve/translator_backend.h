@@ -12,7 +12,7 @@ namespace attn::serve {
 
 class TranslatorBackend : public BatchBackend {
  public:
-  // `threads`: OpenMP threads of the decoding thread (0 = OpenMP's default).
+  // `threads`: the threads decoding uses (core/parallel.h; 0 = one per core).
   TranslatorBackend(const models::Seq2SeqModel& model, const data::Vocab& source_vocab, const data::Vocab& target_vocab,
                     decode::TranslateOptions options, int threads);
   void start_thread() override;
