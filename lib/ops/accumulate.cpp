@@ -5,13 +5,17 @@
 namespace attn::ops {
 
 void add_into(float* dst, const float* src, int64_t count, float scale) {
-#pragma omp parallel for simd if (count > kParallelWork) schedule(static)
-  for (int64_t i = 0; i < count; ++i) dst[i] += scale * src[i];
+  parallel_for(count, 1, [&](int64_t first, int64_t last) {
+#pragma omp simd
+    for (int64_t i = first; i < last; ++i) dst[i] += scale * src[i];
+  });
 }
 
 void scale_into(float* dst, const float* src, int64_t count, float scale) {
-#pragma omp parallel for simd if (count > kParallelWork) schedule(static)
-  for (int64_t i = 0; i < count; ++i) dst[i] = scale * src[i];
+  parallel_for(count, 1, [&](int64_t first, int64_t last) {
+#pragma omp simd
+    for (int64_t i = first; i < last; ++i) dst[i] = scale * src[i];
+  });
 }
 
 void accumulate_grad(const Tensor& target, const Tensor& values, float scale) {

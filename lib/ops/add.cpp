@@ -14,21 +14,28 @@ bool is_trailing_shape(const Shape& a, const Shape& b) {
   return b.size() <= a.size() && std::equal(b.rbegin(), b.rend(), a.rbegin());
 }
 
-// y[r, j] = alpha a[r, j] + beta b[j] over `repeats` rows of `inner` elements.
+// y[r, j] = alpha a[r, j] + beta b[j] over `repeats` rows of `inner` elements. The pieces cut
+// the flat index, not the rows: repeats is 1 for two tensors of one shape.
 void add_forward(const float* a, const float* b, float* y, int64_t repeats, int64_t inner, float alpha, float beta) {
-#pragma omp parallel for simd collapse(2) if (repeats * inner > kParallelWork) schedule(static)
-  for (int64_t r = 0; r < repeats; ++r)
-    for (int64_t j = 0; j < inner; ++j) y[r * inner + j] = alpha * a[r * inner + j] + beta * b[j];
+  parallel_for(repeats * inner, 1, [&](int64_t first, int64_t last) {
+    for (int64_t i = first; i < last;) {
+      const int64_t row = i - i % inner, end = std::min(last, row + inner);
+#pragma omp simd
+      for (int64_t k = i; k < end; ++k) y[k] = alpha * a[k] + beta * b[k - row];
+      i = end;
+    }
+  });
 }
 
 // db[j] += beta sum_r dy[r, j]: a repeated operand receives the sum over its repeats.
 void add_repeat_sums(const float* dy, float* db, int64_t repeats, int64_t inner, float beta) {
-#pragma omp parallel for if (repeats * inner > kParallelWork) schedule(static)
-  for (int64_t j = 0; j < inner; ++j) {
-    float sum = 0.f;
-    for (int64_t r = 0; r < repeats; ++r) sum += dy[r * inner + j];
-    db[j] += beta * sum;
-  }
+  parallel_for(inner, repeats, [&](int64_t first, int64_t last) {
+    for (int64_t j = first; j < last; ++j) {
+      float sum = 0.f;
+      for (int64_t r = 0; r < repeats; ++r) sum += dy[r * inner + j];
+      db[j] += beta * sum;
+    }
+  });
 }
 
 // Backward of y = alpha a + beta b (b repeated `repeats` times):

@@ -16,13 +16,14 @@ Tensor tanh_of_sum(const Tensor& keys, const Tensor& query) {
   const float* k = keys.data();
   const float* q = query.data();
   float* pt = t.data();
-#pragma omp parallel for collapse(2) if (keys.numel() > kParallelWork) schedule(static)
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t s = 0; s < positions; ++s) {
-      const int64_t row = (b * positions + s) * width;
+  parallel_for(batch * positions, width, [&](int64_t first, int64_t last) {
+    for (int64_t bs = first; bs < last; ++bs) {
+      const int64_t row = bs * width;
+      const float* qb = q + bs / positions * width;
 #pragma omp simd
-      for (int64_t a = 0; a < width; ++a) pt[row + a] = k[row + a] + q[b * width + a];
+      for (int64_t a = 0; a < width; ++a) pt[row + a] = k[row + a] + qb[a];
     }
+  });
   activation_in_place(t, Activation::tanh);
   return t;
 }
@@ -46,24 +47,25 @@ void additive_scores_backward(const Tensor& keys, const Tensor& query, const Ten
   float* dq = query.requires_grad() ? query.grad().data() : nullptr;
   Tensor dv_rows = Tensor::zeros({batch, width});  // (B, A) per-row parts of dv
   float* dv_part = dv_rows.data();
-#pragma omp parallel for if (keys.numel() > kParallelWork) schedule(static)
-  for (int64_t b = 0; b < batch; ++b) {
-    float* dvb = dv_part + b * width;
-    float* dqb = dq ? dq + b * width : unused_dq.data() + b * width;
-    for (int64_t s = 0; s < positions; ++s) {
-      const int64_t row = (b * positions + s) * width;
-      const float* tr = pt + row;
-      float* dk_row = dk ? dk + row : unused_dk.data() + b * width;
-      const float g = de[b * positions + s];
+  parallel_for(batch, positions * width, [&](int64_t first, int64_t last) {
+    for (int64_t b = first; b < last; ++b) {
+      float* dvb = dv_part + b * width;
+      float* dqb = dq ? dq + b * width : unused_dq.data() + b * width;
+      for (int64_t s = 0; s < positions; ++s) {
+        const int64_t row = (b * positions + s) * width;
+        const float* tr = pt + row;
+        float* dk_row = dk ? dk + row : unused_dk.data() + b * width;
+        const float g = de[b * positions + s];
 #pragma omp simd
-      for (int64_t a = 0; a < width; ++a) {
-        const float dh = g * pv[a] * (1.f - tr[a] * tr[a]);
-        dk_row[a] += dh;
-        dqb[a] += dh;
-        dvb[a] += g * tr[a];
+        for (int64_t a = 0; a < width; ++a) {
+          const float dh = g * pv[a] * (1.f - tr[a] * tr[a]);
+          dk_row[a] += dh;
+          dqb[a] += dh;
+          dvb[a] += g * tr[a];
+        }
       }
     }
-  }
+  });
   if (!v.requires_grad()) return;
   float* dv = v.grad().data();
   for (int64_t b = 0; b < batch; ++b)
@@ -85,13 +87,14 @@ Tensor additive_scores(Tape& tape, const Tensor& keys, const Tensor& query, cons
     const float* pt = t.data();
     const float* pv = v.data();
     float* e = scores.data();
-#pragma omp parallel for if (keys.numel() > kParallelWork) schedule(static)
-    for (int64_t row = 0; row < batch * positions; ++row) {
-      float sum = 0.f;
+    parallel_for(batch * positions, width, [&](int64_t first, int64_t last) {
+      for (int64_t row = first; row < last; ++row) {
+        float sum = 0.f;
 #pragma omp simd reduction(+ : sum)
-      for (int64_t a = 0; a < width; ++a) sum += pv[a] * pt[row * width + a];
-      e[row] = sum;
-    }
+        for (int64_t a = 0; a < width; ++a) sum += pv[a] * pt[row * width + a];
+        e[row] = sum;
+      }
+    });
   }  // t goes back to the pool here: the step keeps nothing of size S x A
 
   if (tape.needs_grad(keys, query, v)) {

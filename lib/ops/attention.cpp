@@ -80,12 +80,13 @@ void softmax_row(float* row, int64_t keys, int64_t visible, const AttentionBias&
 // scores (B, H, Tq, Tk), already scaled, become P in place: S + A + M, then softmax over each row.
 void masked_softmax(Tensor& scores, const Dims& dims, const AttentionMask& mask) {
   float* values = scores.data();
-#pragma omp parallel for if (scores.numel() > kParallelWork) schedule(static)
-  for (int64_t r = 0; r < dims.rows(); ++r) {
-    const int64_t query = r % dims.queries;
-    softmax_row(values + r * dims.keys, dims.keys, visible_keys(dims, mask, r / (dims.heads * dims.queries), query),
-                mask.bias, (r / dims.queries) % dims.heads, float(query + (dims.keys - dims.queries)));
-  }
+  parallel_for(dims.rows(), dims.keys, [&](int64_t first, int64_t last) {
+    for (int64_t r = first; r < last; ++r) {
+      const int64_t query = r % dims.queries;
+      softmax_row(values + r * dims.keys, dims.keys, visible_keys(dims, mask, r / (dims.heads * dims.queries), query),
+                  mask.bias, (r / dims.queries) % dims.heads, float(query + (dims.keys - dims.queries)));
+    }
+  });
 }
 
 // Inverted dropout: Pd = P * keep / (1 - rate), keep[i] = (uniform(seed, first + i) >= rate).
@@ -96,8 +97,10 @@ Tensor dropout_weights(const Tensor& weights, float rate, Rng& rng) {
   float scale = 1.f / (1.f - rate);
   const float* p = weights.data();
   float* pd = dropped.data();
-#pragma omp parallel for simd if (count > kParallelWork) schedule(static)
-  for (int64_t i = 0; i < count; ++i) pd[i] = uniform_at(seed, first + i) >= rate ? p[i] * scale : 0.f;
+  parallel_for(count, 1, [&](int64_t begin, int64_t end) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i) pd[i] = uniform_at(seed, first + i) >= rate ? p[i] * scale : 0.f;
+  });
   return dropped;
 }
 
@@ -114,28 +117,29 @@ void softmax_backward_rows(const Tensor& weights, const Tensor& dropped, const T
   const float* w = weights_grad ? weights_grad->data() : nullptr;
   float* g = grad.data();
   int64_t rows = grad.numel() / keys;
-#pragma omp parallel for if (grad.numel() > kParallelWork) schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    float* gr = g + r * keys;
-    const float* pr = p + r * keys;
-    const float* pdr = pd + r * keys;
-    float dot = 0.f;
-    if (w) {
-      const float* wr = w + r * keys;
+  parallel_for(rows, keys, [&](int64_t first, int64_t last) {
+    for (int64_t r = first; r < last; ++r) {
+      float* gr = g + r * keys;
+      const float* pr = p + r * keys;
+      const float* pdr = pd + r * keys;
+      float dot = 0.f;
+      if (w) {
+        const float* wr = w + r * keys;
 #pragma omp simd reduction(+ : dot)
-      for (int64_t j = 0; j < keys; ++j) {
-        gr[j] = pdr[j] * gr[j] + pr[j] * wr[j];
-        dot += gr[j];
+        for (int64_t j = 0; j < keys; ++j) {
+          gr[j] = pdr[j] * gr[j] + pr[j] * wr[j];
+          dot += gr[j];
+        }
+#pragma omp simd
+        for (int64_t j = 0; j < keys; ++j) gr[j] -= pr[j] * dot;
+      } else {
+#pragma omp simd reduction(+ : dot)
+        for (int64_t j = 0; j < keys; ++j) dot += pdr[j] * gr[j];
+#pragma omp simd
+        for (int64_t j = 0; j < keys; ++j) gr[j] = pdr[j] * gr[j] - pr[j] * dot;
       }
-#pragma omp simd
-      for (int64_t j = 0; j < keys; ++j) gr[j] -= pr[j] * dot;
-    } else {
-#pragma omp simd reduction(+ : dot)
-      for (int64_t j = 0; j < keys; ++j) dot += pdr[j] * gr[j];
-#pragma omp simd
-      for (int64_t j = 0; j < keys; ++j) gr[j] = pdr[j] * gr[j] - pr[j] * dot;
     }
-  }
+  });
 }
 
 // What the backward reads. q, k, v and dropped as the products multiplied them (f32, or their
@@ -266,15 +270,16 @@ void attend_rows(const T* q, const T* keys, const T* values, int64_t capacity, c
   const float scale = 1.f / std::sqrt(static_cast<float>(dims.head_width));
   const float position = float(dims.keys - 1);  // the query's, in the offset form
   const int64_t width = dims.head_width;
-#pragma omp parallel for if (dims.rows() * dims.keys * width > kParallelWork) schedule(static)
-  for (int64_t r = 0; r < dims.rows(); ++r) {  // r = (b, h)
-    const int64_t b = r / dims.heads, h = r % dims.heads;
-    const int64_t stored = (stored_row[b] * dims.heads + h) * capacity * width;
-    float* row_weights = weights + r * dims.keys;
-    score_keys(q + r * width, keys + stored, dims.keys, width, scale, row_weights);
-    softmax_row(row_weights, dims.keys, visible_keys(dims, mask, b, 0), mask.bias, h, position);
-    weigh_values(row_weights, values + stored, dims.keys, width, output + r * width);
-  }
+  parallel_for(dims.rows(), dims.keys * width, [&](int64_t first, int64_t last) {
+    for (int64_t r = first; r < last; ++r) {  // r = (b, h)
+      const int64_t b = r / dims.heads, h = r % dims.heads;
+      const int64_t stored = (stored_row[b] * dims.heads + h) * capacity * width;
+      float* row_weights = weights + r * dims.keys;
+      score_keys(q + r * width, keys + stored, dims.keys, width, scale, row_weights);
+      softmax_row(row_weights, dims.keys, visible_keys(dims, mask, b, 0), mask.bias, h, position);
+      weigh_values(row_weights, values + stored, dims.keys, width, output + r * width);
+    }
+  });
 }
 
 }  // namespace

@@ -21,17 +21,18 @@ struct ColumnBlock {
 // for `width` columns of `rows` rows. Concat, split and both their backwards are this one move.
 void move_columns(const ColumnBlock& from, const ColumnBlock& to, int64_t rows, int64_t width, bool add) {
   float* target_base = const_cast<float*>(to.data);
-#pragma omp parallel for schedule(static) if (rows * width > kParallelWork)
-  for (int64_t n = 0; n < rows; ++n) {
-    const float* source = from.data + n * from.stride + from.offset;
-    float* target = target_base + n * to.stride + to.offset;
-    if (!add) {
-      std::memcpy(target, source, width * sizeof(float));
-      continue;
-    }
+  parallel_for(rows, width, [&](int64_t first, int64_t last) {
+    for (int64_t n = first; n < last; ++n) {
+      const float* source = from.data + n * from.stride + from.offset;
+      float* target = target_base + n * to.stride + to.offset;
+      if (!add) {
+        std::memcpy(target, source, width * sizeof(float));
+        continue;
+      }
 #pragma omp simd
-    for (int64_t j = 0; j < width; ++j) target[j] += source[j];
-  }
+      for (int64_t j = 0; j < width; ++j) target[j] += source[j];
+    }
+  });
 }
 
 // N: the product of every dim but the last (safe when the last dim is 0).

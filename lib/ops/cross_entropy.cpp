@@ -1,4 +1,4 @@
-// Fused log-softmax + label-smoothed cross-entropy, as OpenMP loops over rows.
+// Fused log-softmax + label-smoothed cross-entropy, as parallel loops over rows.
 // Shapes: logits (N, V); targets (N); logsumexp (N); loss (1).
 #include "ops/cross_entropy.h"
 
@@ -17,6 +17,12 @@ struct Sums {
   double loss = 0.0;
   double nll = 0.0;
   int64_t tokens = 0;
+  Sums& operator+=(const Sums& other) {
+    loss += other.loss;
+    nll += other.nll;
+    tokens += other.tokens;
+    return *this;
+  }
 };
 
 void check_targets(const Tensor& logits, const std::vector<int32_t>& targets, int32_t pad_id) {
@@ -62,21 +68,21 @@ Sums forward_rows(const Tensor& logits, const std::vector<int32_t>& targets, con
   int64_t rows = logits.dim(0), vocab = logits.dim(1);
   const float* x = logits.data();
   double eps = options.label_smoothing;
-  double loss = 0.0, nll = 0.0;
-  int64_t tokens = 0;
-#pragma omp parallel for reduction(+ : loss, nll, tokens) if (rows * vocab > kParallelWork) schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    if (targets[r] == options.pad_id) continue;
-    const float* row = x + r * vocab;
-    const RowStats stats = row_max_and_sum(row, vocab);
-    lse[r] = row_logsumexp(row, vocab, stats.max);
-    double row_nll = double(lse[r]) - row[targets[r]];
-    double row_uniform = double(lse[r]) - double(stats.sum) / double(vocab);
-    loss += (1.0 - eps) * row_nll + eps * row_uniform;
-    nll += row_nll;
-    ++tokens;
-  }
-  return Sums{loss, nll, tokens};
+  return parallel_sum<Sums>(rows, vocab, kParallelWork, [&](int64_t first, int64_t last) {
+    Sums sums;
+    for (int64_t r = first; r < last; ++r) {
+      if (targets[r] == options.pad_id) continue;
+      const float* row = x + r * vocab;
+      const RowStats stats = row_max_and_sum(row, vocab);
+      lse[r] = row_logsumexp(row, vocab, stats.max);
+      double row_nll = double(lse[r]) - row[targets[r]];
+      double row_uniform = double(lse[r]) - double(stats.sum) / double(vocab);
+      sums.loss += (1.0 - eps) * row_nll + eps * row_uniform;
+      sums.nll += row_nll;
+      ++sums.tokens;
+    }
+    return sums;
+  });
 }
 
 // d loss / d x_j = dloss * (p_j - q_j) with p_j = exp(x_j - lse), q_j = eps/V + (1-eps)[j == y];
@@ -87,23 +93,24 @@ void cross_entropy_rows_backward(const float* x, const std::vector<int32_t>& tar
                                  bool overwrite, float* dx) {
   float eps = options.label_smoothing;
   float uniform = eps / float(vocab);
-#pragma omp parallel for if (rows * vocab > kParallelWork) schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    float* drow = dx + r * vocab;
-    if (targets[r] == options.pad_id) {
-      if (overwrite) std::fill(drow, drow + vocab, 0.f);
-      continue;
-    }
-    const float* row = x + r * vocab;
-    if (overwrite) {
+  parallel_for(rows, vocab, [&](int64_t first, int64_t last) {
+    for (int64_t r = first; r < last; ++r) {
+      float* drow = dx + r * vocab;
+      if (targets[r] == options.pad_id) {
+        if (overwrite) std::fill(drow, drow + vocab, 0.f);
+        continue;
+      }
+      const float* row = x + r * vocab;
+      if (overwrite) {
 #pragma omp simd
-      for (int64_t j = 0; j < vocab; ++j) drow[j] = dloss * (fast_exp(row[j] - row_lse[r]) - uniform);
-    } else {
+        for (int64_t j = 0; j < vocab; ++j) drow[j] = dloss * (fast_exp(row[j] - row_lse[r]) - uniform);
+      } else {
 #pragma omp simd
-      for (int64_t j = 0; j < vocab; ++j) drow[j] += dloss * (fast_exp(row[j] - row_lse[r]) - uniform);
+        for (int64_t j = 0; j < vocab; ++j) drow[j] += dloss * (fast_exp(row[j] - row_lse[r]) - uniform);
+      }
+      drow[targets[r]] -= dloss * (1.f - eps);
     }
-    drow[targets[r]] -= dloss * (1.f - eps);
-  }
+  });
 }
 
 void cross_entropy_backward(Tensor logits, const std::vector<int32_t>& targets, const Tensor& lse, const Tensor& loss,

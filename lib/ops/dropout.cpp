@@ -26,12 +26,16 @@ void dropout_backward(const Tensor& x, const Tensor& y, const Mask& mask, float 
   const uint8_t* keep = static_cast<const uint8_t*>(mask.data());
   int64_t count = dy.numel();
   if (fresh) {  // nothing to add to: dx is written, not read (Tensor::grad_to_write)
-#pragma omp parallel for simd if (count > kParallelWork) schedule(static)
-    for (int64_t i = 0; i < count; ++i) dx[i] = keep[i] ? g[i] * keep_scale : 0.f;
+    parallel_for(count, 1, [&](int64_t first, int64_t last) {
+#pragma omp simd
+      for (int64_t i = first; i < last; ++i) dx[i] = keep[i] ? g[i] * keep_scale : 0.f;
+    });
     return;
   }
-#pragma omp parallel for simd if (count > kParallelWork) schedule(static)
-  for (int64_t i = 0; i < count; ++i) dx[i] += keep[i] ? g[i] * keep_scale : 0.f;
+  parallel_for(count, 1, [&](int64_t first, int64_t last) {
+#pragma omp simd
+    for (int64_t i = first; i < last; ++i) dx[i] += keep[i] ? g[i] * keep_scale : 0.f;
+  });
 }
 
 }  // namespace
@@ -51,19 +55,24 @@ Tensor dropout(Tape& tape, const Tensor& x, float p, bool training, Rng& rng, DT
   Tensor y = Tensor::empty(x.shape(), dtype);  // x's shape
   const float* px = x.data();
   uint8_t* keep = static_cast<uint8_t*>(mask->data());
-#pragma omp parallel for if (count > kParallelWork) schedule(static)
-  for (int64_t w = 0; w < words; ++w) {
-    uint64_t bits = mix64(seed, first + static_cast<uint64_t>(w));
-    for (int lane = 0; lane < 4; ++lane) keep[4 * w + lane] = ((bits >> (16 * lane)) & 0xffffu) >= drop_below;
-  }
+  parallel_for(words, 4, [&](int64_t begin, int64_t end) {
+    for (int64_t w = begin; w < end; ++w) {
+      uint64_t bits = mix64(seed, first + static_cast<uint64_t>(w));
+      for (int lane = 0; lane < 4; ++lane) keep[4 * w + lane] = ((bits >> (16 * lane)) & 0xffffu) >= drop_below;
+    }
+  });
   if (dtype == DType::bf16) {
     uint16_t* py = y.data_bf16();
-#pragma omp parallel for simd if (count > kParallelWork) schedule(static)
-    for (int64_t i = 0; i < count; ++i) py[i] = f32_to_bf16(keep[i] ? px[i] * keep_scale : 0.f);
+    parallel_for(count, 1, [&](int64_t begin, int64_t end) {
+#pragma omp simd
+      for (int64_t i = begin; i < end; ++i) py[i] = f32_to_bf16(keep[i] ? px[i] * keep_scale : 0.f);
+    });
   } else {
     float* py = y.data();
-#pragma omp parallel for simd if (count > kParallelWork) schedule(static)
-    for (int64_t i = 0; i < count; ++i) py[i] = keep[i] ? px[i] * keep_scale : 0.f;
+    parallel_for(count, 1, [&](int64_t begin, int64_t end) {
+#pragma omp simd
+      for (int64_t i = begin; i < end; ++i) py[i] = keep[i] ? px[i] * keep_scale : 0.f;
+    });
   }
   if (tape.needs_grad(x)) {
     y.set_requires_grad(true);

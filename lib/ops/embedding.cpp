@@ -22,8 +22,8 @@ void check_ids(const std::vector<int32_t>& ids, const Shape& ids_shape, int64_t 
 
 // Backward of y[n] = table[ids[n]]:
 //   dtable[v] += sum over n with ids[n] == v (and v != padding_id) of dy[n]
-// Repeated ids add into one row, so threads split the columns (never the rows): each thread
-// owns a column block of every table row, which is race-free and sums in a fixed order.
+// Repeated ids add into one row, so threads split the columns (never the rows): each piece
+// owns column blocks of every table row, which is race-free and sums in a fixed order.
 void embedding_backward(const Tensor& table, const std::vector<int32_t>& ids, int32_t padding_id, const Tensor& y) {
   if (!y.has_grad() || !table.requires_grad()) return;
   int64_t width = table.dim(1);
@@ -31,17 +31,18 @@ void embedding_backward(const Tensor& table, const std::vector<int32_t>& ids, in
   const float* dy = y.grad().data();    // (N, D)
   float* dtable = table.grad().data();  // (V, D)
   int64_t blocks = (width + kColumnBlock - 1) / kColumnBlock;
-#pragma omp parallel for if (rows * width > kParallelWork) schedule(static)
-  for (int64_t block = 0; block < blocks; ++block) {
-    int64_t begin = block * kColumnBlock, end = std::min(width, begin + kColumnBlock);
-    for (int64_t n = 0; n < rows; ++n) {
-      if (ids[n] == padding_id) continue;
-      float* target = dtable + int64_t(ids[n]) * width;
-      const float* source = dy + n * width;
+  parallel_for(blocks, rows * kColumnBlock, [&](int64_t first, int64_t last) {
+    for (int64_t block = first; block < last; ++block) {
+      int64_t begin = block * kColumnBlock, end = std::min(width, begin + kColumnBlock);
+      for (int64_t n = 0; n < rows; ++n) {
+        if (ids[n] == padding_id) continue;
+        float* target = dtable + int64_t(ids[n]) * width;
+        const float* source = dy + n * width;
 #pragma omp simd
-      for (int64_t j = begin; j < end; ++j) target[j] += source[j];
+        for (int64_t j = begin; j < end; ++j) target[j] += source[j];
+      }
     }
-  }
+  });
 }
 
 }  // namespace
@@ -55,10 +56,10 @@ Tensor embedding(Tape& tape, const Tensor& table, const std::vector<int32_t>& id
   Tensor y = Tensor::empty({rows, width});  // (N, D)
   const float* source = table.data();
   float* target = y.data();
-#pragma omp parallel for schedule(static) if (rows * width > kParallelWork)
-  for (int64_t n = 0; n < rows; ++n) {
-    std::memcpy(target + n * width, source + int64_t(ids[n]) * width, width * sizeof(float));
-  }
+  parallel_for(rows, width, [&](int64_t first, int64_t last) {
+    for (int64_t n = first; n < last; ++n)
+      std::memcpy(target + n * width, source + int64_t(ids[n]) * width, width * sizeof(float));
+  });
 
   if (tape.needs_grad(table)) {
     y.set_requires_grad(true);

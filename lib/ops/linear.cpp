@@ -10,15 +10,17 @@
 namespace attn::ops {
 
 void add_column_sums(const float* dy, int64_t rows, int64_t cols, float* out) {
-  constexpr int64_t kBlock = 64;
-#pragma omp parallel for if (rows * cols > kParallelWork) schedule(static)
-  for (int64_t first = 0; first < cols; first += kBlock) {
-    int64_t last = std::min(cols, first + kBlock);
-    for (int64_t i = 0; i < rows; ++i) {
+  constexpr int64_t kBlock = 64;  // columns per work item: a vector loop's worth
+  const int64_t blocks = (cols + kBlock - 1) / kBlock;
+  parallel_for(blocks, rows * kBlock, [&](int64_t first_block, int64_t last_block) {
+    for (int64_t block = first_block; block < last_block; ++block) {
+      const int64_t first = block * kBlock, last = std::min(cols, first + kBlock);
+      for (int64_t i = 0; i < rows; ++i) {
 #pragma omp simd
-      for (int64_t j = first; j < last; ++j) out[j] += dy[i * cols + j];
+        for (int64_t j = first; j < last; ++j) out[j] += dy[i * cols + j];
+      }
     }
-  }
+  });
 }
 
 namespace {
@@ -31,8 +33,10 @@ void mask_inactive(const Tensor& dy, const Tensor& y) {
   float* g = const_cast<Tensor&>(dy).data();
   const float* values = y.data();
   int64_t count = dy.numel();
-#pragma omp parallel for simd if (count > kParallelWork) schedule(static)
-  for (int64_t i = 0; i < count; ++i) g[i] *= values[i] > 0.f ? 1.f : 0.f;
+  parallel_for(count, 1, [&](int64_t first, int64_t last) {
+#pragma omp simd
+    for (int64_t i = first; i < last; ++i) g[i] *= values[i] > 0.f ? 1.f : 0.f;
+  });
 }
 
 // What the backward of y = x W^T + b multiplies with: the values of x (M, K) and W (N, K) as

@@ -90,14 +90,15 @@ void fold_chunk_rows(const MatrixView& logits, const Chunk& chunk, const std::ve
                      std::vector<RowState>& states) {
   const float* z = static_cast<const float*>(logits.data);
   int64_t rows = logits.rows(), count = chunk.count;
-#pragma omp parallel for if (rows * count > kParallelWork) schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    if (targets[r] == pad_id) continue;
-    const float* row = z + r * count;
-    fold_chunk(row, count, states[r]);
-    int64_t target = targets[r] - chunk.first;
-    if (target >= 0 && target < count) states[r].target_logit = row[target];
-  }
+  parallel_for(rows, count, [&](int64_t first, int64_t last) {
+    for (int64_t r = first; r < last; ++r) {
+      if (targets[r] == pad_id) continue;
+      const float* row = z + r * count;
+      fold_chunk(row, count, states[r]);
+      int64_t target = targets[r] - chunk.first;
+      if (target >= 0 && target < count) states[r].target_logit = row[target];
+    }
+  });
 }
 
 struct Sums {
@@ -132,19 +133,20 @@ void softmax_minus_target(const MatrixView& logits, const Chunk& chunk, const st
   float* z = static_cast<float*>(const_cast<void*>(logits.data));
   int64_t rows = logits.rows(), count = chunk.count;
   float eps = options.label_smoothing, uniform = eps / float(vocab);
-#pragma omp parallel for if (rows * count > kParallelWork) schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    float* row = z + r * count;
-    if (targets[r] == options.pad_id) {
-      std::fill(row, row + count, 0.f);
-      continue;
-    }
-    float row_lse = lse[r];
+  parallel_for(rows, count, [&](int64_t first, int64_t last) {
+    for (int64_t r = first; r < last; ++r) {
+      float* row = z + r * count;
+      if (targets[r] == options.pad_id) {
+        std::fill(row, row + count, 0.f);
+        continue;
+      }
+      float row_lse = lse[r];
 #pragma omp simd
-    for (int64_t j = 0; j < count; ++j) row[j] = dloss * (fast_exp(row[j] - row_lse) - uniform);
-    int64_t target = targets[r] - chunk.first;
-    if (target >= 0 && target < count) row[target] -= dloss * (1.f - eps);
-  }
+      for (int64_t j = 0; j < count; ++j) row[j] = dloss * (fast_exp(row[j] - row_lse) - uniform);
+      int64_t target = targets[r] - chunk.first;
+      if (target >= 0 && target < count) row[target] -= dloss * (1.f - eps);
+    }
+  });
 }
 
 struct Saved {

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/fast_math.h"
+#include "core/parallel.h"
 #include "ops/softmax.h"
 
 namespace attn::ops {
@@ -43,18 +44,19 @@ void check_rows(const Tensor& logits, const char* name) {
 
 }  // namespace
 
-// Decoding reads every row once: an OpenMP loop over rows with fast_exp, in place.
+// Decoding reads every row once: a parallel loop over rows with fast_exp, in place.
 void log_softmax_rows_in_place(Tensor& logits) {
   check_rows(logits, "log_softmax_rows_in_place");
   int64_t rows = logits.dim(0), width = logits.dim(1);
   float* values = logits.data();
-#pragma omp parallel for if (rows > 1)
-  for (int64_t r = 0; r < rows; ++r) {
-    float* row = values + r * width;
-    const float log_sum = row_log_sum(row, width, row_max(row, width));
+  parallel_for(rows, width, [&](int64_t first, int64_t last) {
+    for (int64_t r = first; r < last; ++r) {
+      float* row = values + r * width;
+      const float log_sum = row_log_sum(row, width, row_max(row, width));
 #pragma omp simd
-    for (int64_t v = 0; v < width; ++v) row[v] -= log_sum;
-  }
+      for (int64_t v = 0; v < width; ++v) row[v] -= log_sum;
+    }
+  });
 }
 
 RowLogSumExp log_sum_exp_rows(const Tensor& logits, int64_t chunk) {
@@ -66,17 +68,18 @@ RowLogSumExp log_sum_exp_rows(const Tensor& logits, int64_t chunk) {
   result.log_sum.resize(size_t(rows));
   result.chunk_max.resize(size_t(rows * result.chunks));
   const float* values = logits.data();
-#pragma omp parallel for if (rows > 1)
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* row = values + r * width;
-    float* maxima = result.chunk_max.data() + r * result.chunks;
-    for (int64_t c = 0; c < result.chunks; ++c) {
-      const int64_t begin = c * chunk;
-      maxima[c] = row_max(row + begin, std::min(chunk, width - begin));
+  parallel_for(rows, width, [&](int64_t first, int64_t last) {
+    for (int64_t r = first; r < last; ++r) {
+      const float* row = values + r * width;
+      float* maxima = result.chunk_max.data() + r * result.chunks;
+      for (int64_t c = 0; c < result.chunks; ++c) {
+        const int64_t begin = c * chunk;
+        maxima[c] = row_max(row + begin, std::min(chunk, width - begin));
+      }
+      // The row's maximum from its chunks': max is exact, so it is row_max's own result.
+      result.log_sum[r] = row_log_sum(row, width, row_max(maxima, result.chunks));
     }
-    // The row's maximum from its chunks': max is exact, so it is row_max's own result.
-    result.log_sum[r] = row_log_sum(row, width, row_max(maxima, result.chunks));
-  }
+  });
   return result;
 }
 

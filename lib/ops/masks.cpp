@@ -13,9 +13,10 @@ Tensor key_padding_mask(const std::vector<int32_t>& lengths, int64_t max_len) {
                " is outside [0, ", max_len, "]");
   Tensor mask = Tensor::empty({batch, 1, max_len});  // (B,1,S)
   float* values = mask.data();
-#pragma omp parallel for if (batch * max_len > kParallelWork) schedule(static)
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t s = 0; s < max_len; ++s) values[b * max_len + s] = s < lengths[b] ? 0.f : kMaskValue;
+  parallel_for(batch, max_len, [&](int64_t first, int64_t last) {
+    for (int64_t b = first; b < last; ++b)
+      for (int64_t s = 0; s < max_len; ++s) values[b * max_len + s] = s < lengths[b] ? 0.f : kMaskValue;
+  });
   return mask;
 }
 
@@ -23,9 +24,10 @@ Tensor causal_mask(int64_t length) {
   ATTN_CHECK(length >= 0, "causal_mask: negative length ", length);
   Tensor mask = Tensor::empty({1, length, length});  // (1,T,T)
   float* values = mask.data();
-#pragma omp parallel for if (length * length > kParallelWork) schedule(static)
-  for (int64_t t = 0; t < length; ++t)
-    for (int64_t s = 0; s < length; ++s) values[t * length + s] = s > t ? kMaskValue : 0.f;
+  parallel_for(length, length, [&](int64_t first, int64_t last) {
+    for (int64_t t = first; t < last; ++t)
+      for (int64_t s = 0; s < length; ++s) values[t * length + s] = s > t ? kMaskValue : 0.f;
+  });
   return mask;
 }
 

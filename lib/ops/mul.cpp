@@ -8,8 +8,10 @@ namespace {
 
 // dst[i] += dy[i] * other[i]
 void add_product_into(float* dst, const float* dy, const float* other, int64_t count) {
-#pragma omp parallel for simd if (count > kParallelWork) schedule(static)
-  for (int64_t i = 0; i < count; ++i) dst[i] += dy[i] * other[i];
+  parallel_for(count, 1, [&](int64_t first, int64_t last) {
+#pragma omp simd
+    for (int64_t i = first; i < last; ++i) dst[i] += dy[i] * other[i];
+  });
 }
 
 // Backward of y = a * b (elementwise):
@@ -31,8 +33,10 @@ Tensor mul(Tape& tape, const Tensor& a, const Tensor& b) {
   const float* pb = b.data();
   float* py = y.data();
   int64_t count = y.numel();
-#pragma omp parallel for simd if (count > kParallelWork) schedule(static)
-  for (int64_t i = 0; i < count; ++i) py[i] = pa[i] * pb[i];
+  parallel_for(count, 1, [&](int64_t first, int64_t last) {
+#pragma omp simd
+    for (int64_t i = first; i < last; ++i) py[i] = pa[i] * pb[i];
+  });
 
   if (tape.needs_grad(a, b)) {
     y.set_requires_grad(true);

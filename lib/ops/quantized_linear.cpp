@@ -11,18 +11,19 @@ namespace {
 void scale_back(Tensor& y, const float* row_scales, const float* column_scales, const float* b) {
   const int64_t rows = y.dim(0), cols = y.dim(1);
   float* out = y.data();
-#pragma omp parallel for schedule(static) if (rows * cols > kParallelPass)
-  for (int64_t i = 0; i < rows; ++i) {
-    float* row = out + i * cols;
-    const float scale = row_scales[i];
-    if (b) {
+  parallel_for(rows, cols, kParallelPass, [&](int64_t first, int64_t last) {
+    for (int64_t i = first; i < last; ++i) {
+      float* row = out + i * cols;
+      const float scale = row_scales[i];
+      if (b) {
 #pragma omp simd
-      for (int64_t n = 0; n < cols; ++n) row[n] = row[n] * column_scales[n] * scale + b[n];
-    } else {
+        for (int64_t n = 0; n < cols; ++n) row[n] = row[n] * column_scales[n] * scale + b[n];
+      } else {
 #pragma omp simd
-      for (int64_t n = 0; n < cols; ++n) row[n] = row[n] * column_scales[n] * scale;
+        for (int64_t n = 0; n < cols; ++n) row[n] = row[n] * column_scales[n] * scale;
+      }
     }
-  }
+  });
 }
 
 }  // namespace

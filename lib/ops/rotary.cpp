@@ -42,19 +42,20 @@ inline void store(uint16_t* y, int64_t i, float value) { y[i] = f32_to_bf16(valu
 template <class In, class Out>
 void rotate_rows(const In* x, Out* y, int64_t rows, const RotaryAngles& angles, float direction) {
   const int64_t width = 2 * angles.pairs;
-#pragma omp parallel for if (rows * width > kParallelWork) schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* cos = angles.cos.data() + (r % angles.length) * angles.pairs;
-    const float* sin = angles.sin.data() + (r % angles.length) * angles.pairs;
-    const In* in = x + r * width;
-    Out* out = y + r * width;
+  parallel_for(rows, width, [&](int64_t first, int64_t last) {
+    for (int64_t r = first; r < last; ++r) {
+      const float* cos = angles.cos.data() + (r % angles.length) * angles.pairs;
+      const float* sin = angles.sin.data() + (r % angles.length) * angles.pairs;
+      const In* in = x + r * width;
+      Out* out = y + r * width;
 #pragma omp simd
-    for (int64_t i = 0; i < angles.pairs; ++i) {
-      const float even = load(in, 2 * i), odd = load(in, 2 * i + 1), s = direction * sin[i];
-      store(out, 2 * i, even * cos[i] - odd * s);
-      store(out, 2 * i + 1, even * s + odd * cos[i]);
+      for (int64_t i = 0; i < angles.pairs; ++i) {
+        const float even = load(in, 2 * i), odd = load(in, 2 * i + 1), s = direction * sin[i];
+        store(out, 2 * i, even * cos[i] - odd * s);
+        store(out, 2 * i + 1, even * s + odd * cos[i]);
+      }
     }
-  }
+  });
 }
 
 }  // namespace

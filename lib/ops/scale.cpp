@@ -1,17 +1,12 @@
 #include "ops/scale.h"
 
-#include "core/parallel.h"
 #include "ops/accumulate.h"
 
 namespace attn::ops {
 
 Tensor scale(Tape& tape, const Tensor& x, float factor) {
   Tensor y = Tensor::empty(x.shape());  // x's shape
-  const float* px = x.data();
-  float* py = y.data();
-  int64_t count = y.numel();
-#pragma omp parallel for simd if (count > kParallelWork) schedule(static)
-  for (int64_t i = 0; i < count; ++i) py[i] = factor * px[i];
+  scale_into(y.data(), x.data(), y.numel(), factor);
 
   if (tape.needs_grad(x)) {
     y.set_requires_grad(true);
