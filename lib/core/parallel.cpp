@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <climits>
+#include <cstdlib>
 #include <exception>
 #include <linux/futex.h>
 #include <memory>
@@ -24,8 +25,10 @@ namespace {
 // themselves (a sleep and a wake-up cost more than such a gap); yielding lets another runnable
 // thread on the same core (the one we wait for, or another program) run at once; sleeping hands
 // the core to the scheduler, which may then move a descheduled thread there.
-constexpr auto kSpinTime = std::chrono::microseconds(20);
-constexpr auto kYieldTime = std::chrono::microseconds(200);
+int env_us(const char* name, int fallback) { return getenv(name) ? atoi(getenv(name)) : fallback; }
+const auto kJoinSpin = std::chrono::microseconds(env_us("ATTN_JOIN_SPIN_US", 300));
+const auto kIdleSpin = std::chrono::microseconds(env_us("ATTN_IDLE_SPIN_US", 5000));
+const auto kYieldTime = std::chrono::microseconds(env_us("ATTN_YIELD_US", 0));
 
 // Pieces are claimed from one 64-bit word: [job:32][next piece:16][pieces:16]. A claim is a
 // compare-and-swap on the whole word, so a thread that read an older job's word can never take a
@@ -52,7 +55,8 @@ void futex_wake(std::atomic<uint32_t>& word, int count) {
 // ready() last saw (sleepers counts the sleeping threads so that the waker calls the kernel only
 // when someone sleeps).
 template <class Ready>
-void wait_until(Ready&& ready, std::atomic<uint32_t>& word, std::atomic<int>& sleepers) {
+void wait_until(Ready&& ready, std::atomic<uint32_t>& word, std::atomic<int>& sleepers,
+                std::chrono::microseconds kSpinTime) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   for (int spin = 0;; ++spin) {
@@ -101,7 +105,7 @@ class Pool {
     running_piece = true;
     while (take_piece()) {
     }
-    wait_until([&] { return done_.load(std::memory_order_acquire) == uint32_t(pieces); }, done_, caller_sleeps_);
+    wait_until([&] { return done_.load(std::memory_order_acquire) == uint32_t(pieces); }, done_, caller_sleeps_, kJoinSpin);
     running_piece = false;
     task_.store(nullptr, std::memory_order_relaxed);
     if (failure_) std::rethrow_exception(failure_);
@@ -145,7 +149,7 @@ class Pool {
       if (take_piece()) continue;
       const uint32_t seen = posted_.load();
       wait_until([&] { return has_piece() || stop_.load(std::memory_order_relaxed) || posted_.load() != seen; },
-                 posted_, idle_sleepers_);
+                 posted_, idle_sleepers_, kIdleSpin);
     }
   }
 
