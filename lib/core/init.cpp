@@ -17,8 +17,9 @@ void fill_uniform(Tensor& tensor, Rng& rng, float bound) {
   const int64_t count = tensor.numel();
   const uint64_t seed = rng.seed();
   const uint64_t first = rng.skip(static_cast<uint64_t>(count));
-#pragma omp parallel for if (count > kParallelPass) schedule(static)
-  for (int64_t i = 0; i < count; ++i) values[i] = bound * (2.f * uniform_at(seed, first + i) - 1.f);
+  parallel_for(count, 1, kParallelPass, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) values[i] = bound * (2.f * uniform_at(seed, first + i) - 1.f);
+  });
 }
 
 }  // namespace
@@ -38,12 +39,13 @@ Initializer normal(float stddev) {
     const uint64_t seed = rng.seed();
     const uint64_t first = rng.skip(2 * static_cast<uint64_t>(count));
     // Box-Muller on the pair of stream values (2i, 2i+1); 1 - u keeps log's argument in (0, 1].
-#pragma omp parallel for if (count > kParallelPass) schedule(static)
-    for (int64_t i = 0; i < count; ++i) {
-      double u1 = 1.0 - uniform_at(seed, first + 2 * i);
-      double u2 = uniform_at(seed, first + 2 * i + 1);
-      values[i] = static_cast<float>(stddev * std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2));
-    }
+    parallel_for(count, 1, kParallelPass, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        double u1 = 1.0 - uniform_at(seed, first + 2 * i);
+        double u2 = uniform_at(seed, first + 2 * i + 1);
+        values[i] = static_cast<float>(stddev * std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2));
+      }
+    });
   };
 }
 

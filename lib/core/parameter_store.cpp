@@ -103,8 +103,10 @@ void ParameterStore::zero_grad() {
   }
   float* grads = flat_grads_.data();  // (size())
   const int64_t count = flat_grads_.numel();
-#pragma omp parallel for simd if (count > kParallelPass) schedule(static)
-  for (int64_t i = 0; i < count; ++i) grads[i] = 0.f;
+  parallel_for(count, 1, kParallelPass, [&](int64_t first, int64_t last) {
+#pragma omp simd
+    for (int64_t i = first; i < last; ++i) grads[i] = 0.f;
+  });
 }
 
 Tensor ParameterStore::get(const std::string& name) const {

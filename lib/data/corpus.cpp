@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
-#include <optional>
 #include <string_view>
 #include <vector>
 
 #include "core/check.h"
+#include "core/parallel.h"
 #include "core/rng.h"
 #include "data/line_sample.h"
 
@@ -100,18 +100,17 @@ EncodedCorpus encode_corpus(const ParallelText& text, const Vocab& src_vocab, co
   const auto n = static_cast<int64_t>(text.src.size());
   std::vector<Example> slots(n);
   std::vector<PairStatus> status(n);
-  std::optional<std::string> failure;  // exceptions must not leave an OpenMP region
-#pragma omp parallel for schedule(dynamic, 512)
-  for (int64_t i = 0; i < n; ++i) {
-    try {
-      slots[i].index = i;
-      status[i] = encode_example(text.src[i], text.tgt[i], src_vocab, tgt_vocab, max_len, slots[i]);
-    } catch (const std::exception& error) {
-#pragma omp critical(attn_encode_corpus_failure)
-      if (!failure) failure = "line " + std::to_string(i + 1) + ": " + error.what();
+  // A pair is two lines' encodings.
+  parallel_for(n, 2 * kEncodeLineWork, [&](int64_t first, int64_t last) {
+    for (int64_t i = first; i < last; ++i) {
+      try {
+        slots[i].index = i;
+        status[i] = encode_example(text.src[i], text.tgt[i], src_vocab, tgt_vocab, max_len, slots[i]);
+      } catch (const std::exception& error) {
+        ATTN_CHECK(false, "encode_corpus: line ", i + 1, ": ", error.what());
+      }
     }
-  }
-  ATTN_CHECK(!failure, "encode_corpus: ", *failure);
+  });
 
   EncodedCorpus corpus;
   corpus.examples.reserve(n);

@@ -102,4 +102,9 @@ class Vocab {
   bool bpe_ = false;
 };
 
+// The work of encoding one line, in core/parallel.h's units (an element of a loop's work):
+// SentencePiece takes about as long over a sentence as a loop over thousands of elements, so a
+// loop over a handful of lines is already worth cutting into pieces.
+inline constexpr int64_t kEncodeLineWork = 4096;
+
 }  // namespace attn::data

@@ -12,6 +12,7 @@
 #include <limits>
 #include <numeric>
 
+#include "core/parallel.h"
 #include "decode/logits_processor.h"
 #include "decode/search.h"
 #include "ops/log_softmax.h"
@@ -116,12 +117,22 @@ void process_beams(const std::vector<SentenceSearch>& active, Tensor& logits, co
                    LogitsProcessors& processors) {
   const int64_t count = int64_t(active.size()), width = logits.dim(1);
   processors.start_step(logits.dim(0));
-#pragma omp parallel for schedule(dynamic) if (count > 1)
-  for (int64_t i = 0; i < count; ++i)
-    for (size_t b = 0; b < active[i].beams.size(); ++b) {
-      const int64_t row = first_row[i] + int64_t(b);
-      processors.process(row, logits.data() + row * width, width, active[i].beams[b].tokens);
-    }
+  // A sentence's work: the processors walk each live beam's tokens (an n-gram check compares a
+  // few per position, the penalty sorts them).
+  const int64_t tokens = int64_t(active.front().beams.front().tokens.size()) + 1;
+  parallel_for(count, logits.dim(0) / count * tokens * 8, [&](int64_t first, int64_t last) {
+    for (int64_t i = first; i < last; ++i)
+      for (size_t b = 0; b < active[i].beams.size(); ++b) {
+        const int64_t row = first_row[i] + int64_t(b);
+        processors.process(row, logits.data() + row * width, width, active[i].beams[b].tokens);
+      }
+  });
+}
+
+// The work of advancing a sentence: per live beam, a bound test per chunk of kScanChunk tokens
+// and a scan of the few chunks whose tokens can enter the best 2K.
+int64_t advance_work(int64_t beams, int64_t width) {
+  return beams * ((width + kScanChunk - 1) / kScanChunk + 4 * kScanChunk);
 }
 
 // Advances every active sentence by one token on its rows of logits (R, V), which the
@@ -134,21 +145,23 @@ std::vector<Advanced> advance_all(std::vector<SentenceSearch>& active, Tensor& l
   if (!processors.empty()) process_beams(active, logits, first_row, processors);
   const ops::RowLogSumExp sums = ops::log_sum_exp_rows(logits, kScanChunk);
   std::vector<Advanced> advanced(static_cast<size_t>(count));
-#pragma omp parallel for schedule(dynamic) if (count > 1)
-  for (int64_t i = 0; i < count; ++i) {
-    SentenceSearch& sentence = active[i];
-    const int64_t row = first_row[i];
-    float* rows = logits.data() + row * width;
-    // Forbidden after the log-sum-exp, a logit of -inf is a log-probability of -inf, the other
-    // tokens keep theirs, and the chunk maxima stay upper bounds. A forced step forbids nothing.
-    const bool forcing = forced(sentence);
-    if (!processors.empty() && !forcing)
-      for (size_t b = 0; b < sentence.beams.size(); ++b) processors.forbid(row + int64_t(b), rows + int64_t(b) * width);
-    const StepScores scores{rows, width, sums.log_sum.data() + row, sums.chunk_max.data() + row * sums.chunks};
-    advanced[i].origins = forcing ? force_prefix_token(sentence, scores) : advance(sentence, scores, options);
-    advanced[i].done = sentence_done(sentence, options);
-    if (advanced[i].done) result[sentence.index] = nbest(sentence, options.nbest);
-  }
+  parallel_for(count, advance_work(logits.dim(0) / count, width), [&](int64_t first, int64_t last) {
+    for (int64_t i = first; i < last; ++i) {
+      SentenceSearch& sentence = active[i];
+      const int64_t row = first_row[i];
+      float* rows = logits.data() + row * width;
+      // Forbidden after the log-sum-exp, a logit of -inf is a log-probability of -inf, the other
+      // tokens keep theirs, and the chunk maxima stay upper bounds. A forced step forbids nothing.
+      const bool forcing = forced(sentence);
+      if (!processors.empty() && !forcing)
+        for (size_t b = 0; b < sentence.beams.size(); ++b)
+          processors.forbid(row + int64_t(b), rows + int64_t(b) * width);
+      const StepScores scores{rows, width, sums.log_sum.data() + row, sums.chunk_max.data() + row * sums.chunks};
+      advanced[i].origins = forcing ? force_prefix_token(sentence, scores) : advance(sentence, scores, options);
+      advanced[i].done = sentence_done(sentence, options);
+      if (advanced[i].done) result[sentence.index] = nbest(sentence, options.nbest);
+    }
+  });
   return advanced;
 }
 

@@ -1,10 +1,10 @@
 #include "decode/translator.h"
 
-#include <optional>
 #include <spdlog/spdlog.h>
 #include <utility>
 
 #include "core/check.h"
+#include "core/parallel.h"
 #include "models/model_factory.h"
 
 namespace attn::decode {
@@ -95,23 +95,21 @@ std::vector<std::vector<int32_t>> encode_lines(const std::vector<std::string>& l
   const auto count = static_cast<int64_t>(lines.size());
   std::vector<std::vector<int32_t>> encoded(lines.size());
   std::vector<char> truncated(lines.size(), 0);
-  std::optional<std::string> failure;  // an exception must not leave an OpenMP region
-#pragma omp parallel for schedule(dynamic, 64)
-  for (int64_t i = 0; i < count; ++i) {
-    try {
-      std::vector<int32_t>& ids = encoded[i];
-      ids = vocab.encode(lines[i]);
-      if (max_tokens > 0 && int64_t(ids.size()) >= max_tokens) {
-        ids.resize(max_tokens - 1);  // room for eos
-        truncated[i] = 1;
+  parallel_for(count, data::kEncodeLineWork, [&](int64_t first, int64_t last) {
+    for (int64_t i = first; i < last; ++i) {
+      try {
+        std::vector<int32_t>& ids = encoded[i];
+        ids = vocab.encode(lines[i]);
+        if (max_tokens > 0 && int64_t(ids.size()) >= max_tokens) {
+          ids.resize(max_tokens - 1);  // room for eos
+          truncated[i] = 1;
+        }
+        if (!ids.empty()) ids.push_back(data::kEosId);
+      } catch (const std::exception& error) {
+        ATTN_CHECK(false, side, " line ", first_line + i, ": ", error.what());
       }
-      if (!ids.empty()) ids.push_back(data::kEosId);
-    } catch (const std::exception& error) {
-#pragma omp critical(attn_encode_lines_failure)
-      if (!failure) failure = side + " line " + std::to_string(first_line + i) + ": " + error.what();
     }
-  }
-  ATTN_CHECK(!failure, *failure);
+  });
   for (int64_t i = 0; i < count; ++i)
     if (truncated[i])
       spdlog::warn("{} line {} is longer than {} tokens; using its first {}", side, first_line + i, max_tokens - 1,

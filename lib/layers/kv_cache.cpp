@@ -30,14 +30,13 @@ void copy_steps(const Tensor& from, const std::vector<int64_t>& rows, int64_t st
   const size_t from_plane = size_t(from.dim(2)) * position_bytes, into_plane = size_t(into.dim(2)) * position_bytes;
   const char* source = static_cast<const char*>(from.raw());
   char* target = static_cast<char*>(into.raw());
-  // A beam step copies every layer's whole cache: memory-bound, so both cores copy.
-#pragma omp parallel for if (kept * heads * steps * from.dim(3) > kParallelWork) schedule(static)
-  for (int64_t b = 0; b < kept; ++b) {
-    for (int64_t h = 0; h < heads; ++h) {
-      std::memcpy(target + (b * heads + h) * into_plane, source + (rows[b] * heads + h) * from_plane,
-                  size_t(steps) * position_bytes);
-    }
-  }
+  // A beam step copies every layer's whole cache: memory-bound, so the threads share it.
+  parallel_for(kept, heads * steps * from.dim(3), [&](int64_t first, int64_t last) {
+    for (int64_t b = first; b < last; ++b)
+      for (int64_t h = 0; h < heads; ++h)
+        std::memcpy(target + (b * heads + h) * into_plane, source + (rows[b] * heads + h) * from_plane,
+                    size_t(steps) * position_bytes);
+  });
 }
 
 // step (B, H, 1, Dh) into time position `position` of `into` (B, H, capacity, Dh), both f32.

@@ -28,8 +28,9 @@ void select_rows_into(const Tensor& x, const std::vector<int64_t>& rows, Tensor&
   const size_t row_bytes = size_t(x.numel() / x.dim(0)) * dtype_size(x.dtype());
   const char* source = static_cast<const char*>(x.raw());
   char* target = static_cast<char*>(result.raw());
-#pragma omp parallel for if (result.numel() > kParallelWork) schedule(static)
-  for (int64_t i = 0; i < count; ++i) std::memcpy(target + i * row_bytes, source + rows[i] * row_bytes, row_bytes);
+  parallel_for(count, result.numel() / count, [&](int64_t first, int64_t last) {
+    for (int64_t i = first; i < last; ++i) std::memcpy(target + i * row_bytes, source + rows[i] * row_bytes, row_bytes);
+  });
 }
 
 SourceRows::SourceRows(int64_t sentences) : sentence_of_row_(static_cast<size_t>(sentences)) {

@@ -6,6 +6,7 @@
 
 #include "dnnl/context.h"
 #include "dnnl/memory.h"
+#include "dnnl/pieces.h"
 #include "ops/accumulate.h"
 
 namespace attn::ops {
@@ -17,11 +18,12 @@ using dnnl::algorithm;
 struct ForwardEntry {
   dnnl::eltwise_forward::primitive_desc pd;
   dnnl::eltwise_forward primitive;
+  dnnl::memory::desc scratchpad;
 };
 
 struct BackwardEntry {
-  dnnl::eltwise_backward::primitive_desc pd;
   dnnl::eltwise_backward primitive;
+  dnnl::memory::desc scratchpad;
 };
 
 // The oneDNN algorithm. relu, tanh and logistic have *_use_dst_for_bwd variants whose backward
@@ -52,8 +54,8 @@ ForwardEntry& forward_entry(Activation kind, int64_t count) {
   return context.cache().get<ForwardEntry>(key.str(), [&] {
     // relu alpha = 0: the plain max(x, 0), no leaky slope.
     dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_training, to_algorithm(kind), flat_desc(count), 0.f, 0.f);
-    dnnl::eltwise_forward::primitive_desc pd(desc, context.engine());
-    return ForwardEntry{pd, dnnl::eltwise_forward(pd)};
+    dnnl::eltwise_forward::primitive_desc pd(desc, dnn::piece_attr(), context.engine());
+    return ForwardEntry{pd, dnnl::eltwise_forward(pd), pd.scratchpad_desc()};
   });
 }
 
@@ -64,26 +66,42 @@ BackwardEntry& backward_entry(Activation kind, int64_t count) {
   return context.cache().get<BackwardEntry>(key.str(), [&] {
     auto desc_flat = flat_desc(count);
     dnnl::eltwise_backward::desc desc(to_algorithm(kind), desc_flat, desc_flat, 0.f, 0.f);
-    dnnl::eltwise_backward::primitive_desc pd(desc, context.engine(), forward_entry(kind, count).pd);
-    return BackwardEntry{pd, dnnl::eltwise_backward(pd)};
+    dnnl::eltwise_backward::primitive_desc pd(desc, dnn::piece_attr(), context.engine(), forward_entry(kind, count).pd);
+    return BackwardEntry{dnnl::eltwise_backward(pd), pd.scratchpad_desc()};
   });
 }
 
+// How many pieces of the flat element range an activation of `count` elements runs in. ReLU
+// is a pass over memory (kParallelPass); the others compute a transcendental function per
+// element.
+int64_t activation_pieces(Activation kind, int64_t count) {
+  return kind == Activation::relu ? piece_count(count, 1, kParallelPass) : piece_count(count, 4);
+}
+
+// element `first` of an f32 tensor's values
+const float* at(const Tensor& t, int64_t first) { return static_cast<const float*>(t.raw()) + first; }
+
 // Backward of y = f(x):  dx += f'(x) dy. oneDNN's eltwise backward overwrites its diff_src,
 // so it writes f'(x) dy into x's gradient if that is untouched, else into scratch then added.
+// Elementwise: pieces of the flat element range.
 void activation_backward(const Tensor& x, const Tensor& y, Activation kind) {
   if (!y.has_grad() || !x.requires_grad() || y.numel() == 0) return;
-  auto& context = dnn::Context::get();
-  int64_t count = y.numel();
+  const int64_t count = y.numel();
   GradientOutput dx(x);
   const Tensor& scratch = dx.tensor();  // x's shape: f'(x) dy
-  auto desc = flat_desc(count);
-  bool use_dst = backward_uses_dst(kind);
-  std::unordered_map<int, dnnl::memory> args{
-      {use_dst ? DNNL_ARG_DST : DNNL_ARG_SRC, dnn::wrap(desc, use_dst ? y.raw() : x.raw())},
-      {DNNL_ARG_DIFF_DST, dnn::wrap(desc, y.grad().raw())},
-      {DNNL_ARG_DIFF_SRC, dnn::wrap(desc, scratch.raw())}};
-  backward_entry(kind, count).primitive.execute(context.stream(), args);
+  const Tensor dy = y.grad();
+  const bool use_dst = backward_uses_dst(kind);
+  const Tensor& value = use_dst ? y : x;
+  dnn::run_in_pieces(
+      count, activation_pieces(kind, count),
+      [&](int64_t length) -> BackwardEntry& { return backward_entry(kind, length); },
+      [&](const BackwardEntry& entry, int64_t, int64_t first, int64_t last) {
+        auto desc = flat_desc(last - first);
+        dnn::execute(entry.primitive, entry.scratchpad,
+                     {{use_dst ? DNNL_ARG_DST : DNNL_ARG_SRC, dnn::wrap(desc, at(value, first))},
+                      {DNNL_ARG_DIFF_DST, dnn::wrap(desc, at(dy, first))},
+                      {DNNL_ARG_DIFF_SRC, dnn::wrap(desc, at(scratch, first))}});
+      });
   dx.add_in();
 }
 
@@ -93,13 +111,16 @@ void activation_backward(const Tensor& x, const Tensor& y, Activation kind) {
 static void activation_forward(const Tensor& x, const Tensor& y, Activation kind) {
   ATTN_CHECK(x.dtype() == DType::f32, "activation ", choice_name(kind), ": input ", to_string(x.shape()),
              " is not f32");
-  int64_t count = x.numel();
+  const int64_t count = x.numel();
   if (count == 0) return;
-  auto& context = dnn::Context::get();
-  auto desc = flat_desc(count);
-  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, dnn::wrap(desc, x.raw())},
-                                             {DNNL_ARG_DST, dnn::wrap(desc, y.raw())}};
-  forward_entry(kind, count).primitive.execute(context.stream(), args);
+  dnn::run_in_pieces(
+      count, activation_pieces(kind, count),
+      [&](int64_t length) -> ForwardEntry& { return forward_entry(kind, length); },
+      [&](const ForwardEntry& entry, int64_t, int64_t first, int64_t last) {
+        auto desc = flat_desc(last - first);
+        dnn::execute(entry.primitive, entry.scratchpad,
+                     {{DNNL_ARG_SRC, dnn::wrap(desc, at(x, first))}, {DNNL_ARG_DST, dnn::wrap(desc, at(y, first))}});
+      });
 }
 
 void activation_in_place(Tensor& x, Activation kind) { activation_forward(x, x, kind); }

@@ -6,6 +6,7 @@
 
 #include "dnnl/context.h"
 #include "dnnl/memory.h"
+#include "dnnl/pieces.h"
 
 namespace attn::ops {
 
@@ -13,6 +14,7 @@ namespace {
 
 struct ReorderEntry {
   dnnl::reorder primitive;
+  dnnl::memory::desc scratchpad;
 };
 
 // A (B, T, W) buffer's D = H * Dh columns from `first` on, seen as (B, H, T, Dh) through
@@ -49,38 +51,67 @@ void copy_heads(const HeadLayout& layout, bool to_plain, size_t element_bytes, c
       }
 }
 
-// dst (=|+=) src between the strided head view (f32 or dtype) and the plain (B, H, T, Dh)
-// layout, as one oneDNN reorder (a sum post-op makes it add into dst: the backward
-// accumulating). Values go strided -> plain (split) or plain -> strided (merge) in `dtype`;
-// gradients go back in f32.
-void reorder(const HeadLayout& layout, bool to_plain, DType source_dtype, const void* source, DType target_dtype,
-             void* target, bool accumulate) {
-  if (numel(layout.dims) == 0) return;  // oneDNN rejects zero-sized reorders
-  if (!accumulate && source_dtype == target_dtype && numel(layout.dims) <= kSmallHeads) {
-    copy_heads(layout, to_plain, dtype_size(source_dtype), source, target);
-    return;
-  }
+// The source and target of a reorder of `batch` rows of the layout's first axis.
+struct ReorderDescs {
+  dnnl::memory::desc source, target;
+};
+
+ReorderDescs reorder_descs(const HeadLayout& layout, int64_t batch, bool to_plain, DType source_dtype,
+                           DType target_dtype) {
+  Shape dims = layout.dims;  // (batch, H, T, Dh)
+  dims[0] = batch;
+  if (to_plain) return {dnn::strided_desc(dims, layout.strides, source_dtype), dnn::plain_desc(dims, target_dtype)};
+  return {dnn::plain_desc(dims, source_dtype), dnn::strided_desc(dims, layout.strides, target_dtype)};
+}
+
+ReorderEntry& reorder_entry(const HeadLayout& layout, int64_t batch, bool to_plain, DType source_dtype,
+                            DType target_dtype, bool accumulate) {
   auto& context = dnn::Context::get();
+  Shape dims = layout.dims;
+  dims[0] = batch;
   dnn::CacheKey key("heads_reorder");
-  key.add(layout.dims).add(layout.strides).add(int64_t(to_plain)).add(int64_t(accumulate));
+  key.add(dims).add(layout.strides).add(int64_t(to_plain)).add(int64_t(accumulate));
   key.add(int64_t(source_dtype)).add(int64_t(target_dtype));
-  auto source_desc = to_plain ? dnn::strided_desc(layout.dims, layout.strides, source_dtype)
-                              : dnn::plain_desc(layout.dims, source_dtype);
-  auto target_desc = to_plain ? dnn::plain_desc(layout.dims, target_dtype)
-                              : dnn::strided_desc(layout.dims, layout.strides, target_dtype);
-  auto& entry = context.cache().get<ReorderEntry>(key.str(), [&] {
-    dnnl::primitive_attr attr;
+  return context.cache().get<ReorderEntry>(key.str(), [&] {
+    dnnl::primitive_attr attr = dnn::piece_attr();
     if (accumulate) {
       dnnl::post_ops post_ops;
       post_ops.append_sum(1.f);
       attr.set_post_ops(post_ops);
     }
-    return ReorderEntry{dnnl::reorder(
-        dnnl::reorder::primitive_desc(context.engine(), source_desc, context.engine(), target_desc, attr))};
+    const ReorderDescs descs = reorder_descs(layout, batch, to_plain, source_dtype, target_dtype);
+    dnnl::reorder::primitive_desc pd(context.engine(), descs.source, context.engine(), descs.target, attr);
+    return ReorderEntry{dnnl::reorder(pd), pd.scratchpad_desc()};
   });
-  dnnl::memory source_memory = dnn::wrap(source_desc, source);
-  dnnl::memory target_memory = dnn::wrap(target_desc, target);
-  entry.primitive.execute(context.stream(), source_memory, target_memory);
+}
+
+// dst (=|+=) src between the strided head view (f32 or dtype) and the plain (B, H, T, Dh)
+// layout, as oneDNN reorders (a sum post-op makes them add into dst: the backward
+// accumulating), in pieces of the batch axis. Values go strided -> plain (split) or plain ->
+// strided (merge) in `dtype`; gradients go back in f32.
+void reorder(const HeadLayout& layout, bool to_plain, DType source_dtype, const void* source, DType target_dtype,
+             void* target, bool accumulate) {
+  const int64_t elements = numel(layout.dims);
+  if (elements == 0) return;  // oneDNN rejects zero-sized reorders
+  if (!accumulate && source_dtype == target_dtype && elements <= kSmallHeads) {
+    copy_heads(layout, to_plain, dtype_size(source_dtype), source, target);
+    return;
+  }
+  // Bytes from one batch row to the next on either side.
+  const int64_t batch = layout.dims[0], plain_step = elements / batch, strided_step = layout.strides[0];
+  const int64_t source_step = (to_plain ? strided_step : plain_step) * int64_t(dtype_size(source_dtype));
+  const int64_t target_step = (to_plain ? plain_step : strided_step) * int64_t(dtype_size(target_dtype));
+  dnn::run_in_pieces(
+      batch, piece_count(batch, plain_step, kParallelPass),
+      [&](int64_t rows) -> ReorderEntry& {
+        return reorder_entry(layout, rows, to_plain, source_dtype, target_dtype, accumulate);
+      },
+      [&](const ReorderEntry& entry, int64_t, int64_t first, int64_t last) {
+        const ReorderDescs descs = reorder_descs(layout, last - first, to_plain, source_dtype, target_dtype);
+        dnn::execute(entry.primitive, entry.scratchpad,
+                     {{DNNL_ARG_FROM, dnn::wrap(descs.source, static_cast<const char*>(source) + first * source_step)},
+                      {DNNL_ARG_TO, dnn::wrap(descs.target, static_cast<char*>(target) + first * target_step)}});
+      });
 }
 
 // The element `offset` of a tensor's values (f32 or bf16) or of its f32 gradient.

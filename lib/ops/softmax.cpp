@@ -2,10 +2,13 @@
 // Shapes: x, y (..., S) folded to rows (N, S); mask of x's rank, each dim equal to x's or 1.
 #include "ops/softmax.h"
 
+#include <utility>
+
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "dnnl/context.h"
 #include "dnnl/memory.h"
+#include "dnnl/pieces.h"
 #include "ops/accumulate.h"
 
 namespace attn::ops {
@@ -15,21 +18,22 @@ namespace {
 struct SoftmaxForwardEntry {
   dnnl::softmax_v2_forward::primitive_desc pd;
   dnnl::softmax_v2_forward primitive;
+  dnnl::memory::desc scratchpad;
 };
 
 struct SoftmaxBackwardEntry {
   dnnl::softmax_v2_backward primitive;
+  dnnl::memory::desc scratchpad;
 };
 
 struct MaskAddEntry {
   dnnl::binary primitive;
+  dnnl::memory::desc scratchpad;
 };
 
 dnnl::algorithm to_algorithm(SoftmaxKind kind) {
   return kind == SoftmaxKind::softmax ? dnnl::algorithm::softmax_accurate : dnnl::algorithm::softmax_log;
 }
-
-Shape rows_of(const Tensor& x) { return {x.numel() / x.dim(-1), x.dim(-1)}; }
 
 SoftmaxForwardEntry& forward_entry(const Shape& rows, SoftmaxKind kind) {
   auto& context = dnn::Context::get();
@@ -38,8 +42,8 @@ SoftmaxForwardEntry& forward_entry(const Shape& rows, SoftmaxKind kind) {
   return context.cache().get<SoftmaxForwardEntry>(key.str(), [&] {
     auto desc = dnn::plain_desc(rows);
     dnnl::softmax_v2_forward::desc op(dnnl::prop_kind::forward_training, to_algorithm(kind), desc, desc, 1);
-    dnnl::softmax_v2_forward::primitive_desc pd(op, context.engine());
-    return SoftmaxForwardEntry{pd, dnnl::softmax_v2_forward(pd)};
+    dnnl::softmax_v2_forward::primitive_desc pd(op, dnn::piece_attr(), context.engine());
+    return SoftmaxForwardEntry{pd, dnnl::softmax_v2_forward(pd), pd.scratchpad_desc()};
   });
 }
 
@@ -50,8 +54,8 @@ SoftmaxBackwardEntry& backward_entry(const Shape& rows, SoftmaxKind kind) {
   return context.cache().get<SoftmaxBackwardEntry>(key.str(), [&] {
     auto desc = dnn::plain_desc(rows);
     dnnl::softmax_v2_backward::desc op(to_algorithm(kind), desc, desc, desc, 1);
-    dnnl::softmax_v2_backward::primitive_desc pd(op, context.engine(), forward_entry(rows, kind).pd);
-    return SoftmaxBackwardEntry{dnnl::softmax_v2_backward(pd)};
+    dnnl::softmax_v2_backward::primitive_desc pd(op, dnn::piece_attr(), context.engine(), forward_entry(rows, kind).pd);
+    return SoftmaxBackwardEntry{dnnl::softmax_v2_backward(pd), pd.scratchpad_desc()};
   });
 }
 
@@ -62,31 +66,75 @@ void check_mask(const Tensor& x, const Tensor& mask) {
              " (same rank, each mask dim equal or 1)");
 }
 
-// z = x + mask, the mask broadcast over its size-1 dims (oneDNN binary broadcasts src1).
-void add_mask(const Tensor& x, const Tensor& mask, const Tensor& z) {
+MaskAddEntry& mask_add_entry(const Shape& x_shape, const Shape& mask_shape) {
   auto& context = dnn::Context::get();
-  auto x_desc = dnn::plain_desc(x.shape());
-  auto mask_desc = dnn::plain_desc(mask.shape());
   dnn::CacheKey key("softmax_mask_add");
-  key.add(x.shape()).add(mask.shape());
-  auto& entry = context.cache().get<MaskAddEntry>(key.str(), [&] {
-    dnnl::binary::desc op(dnnl::algorithm::binary_add, x_desc, mask_desc, x_desc);
-    return MaskAddEntry{dnnl::binary(dnnl::binary::primitive_desc(op, context.engine()))};
+  key.add(x_shape).add(mask_shape);
+  return context.cache().get<MaskAddEntry>(key.str(), [&] {
+    auto x_desc = dnn::plain_desc(x_shape);
+    dnnl::binary::desc op(dnnl::algorithm::binary_add, x_desc, dnn::plain_desc(mask_shape), x_desc);
+    dnnl::binary::primitive_desc pd(op, dnn::piece_attr(), context.engine());
+    return MaskAddEntry{dnnl::binary(pd), pd.scratchpad_desc()};
   });
-  entry.primitive.execute(context.stream(), {{DNNL_ARG_SRC_0, dnn::wrap(x_desc, x.raw())},
-                                             {DNNL_ARG_SRC_1, dnn::wrap(mask_desc, mask.raw())},
-                                             {DNNL_ARG_DST, dnn::wrap(x_desc, z.raw())}});
+}
+
+// z = x + mask, the mask broadcast over its size-1 dims (oneDNN binary broadcasts src1), in
+// pieces of x's first axis: a piece adds the matching piece of the mask, or all of it when the
+// mask is broadcast over that axis.
+void add_mask(const Tensor& x, const Tensor& mask, const Tensor& z) {
+  if (x.numel() == 0) return;
+  const int64_t count = x.dim(0), x_item = x.numel() / count;
+  const bool mask_broadcast = mask.dim(0) == 1;
+  const int64_t mask_item = mask.numel() / mask.dim(0);
+  const float* x_values = x.data();
+  const float* mask_values = mask.data();
+  const float* z_values = z.data();
+  auto shapes = [&](int64_t items) {
+    std::pair<Shape, Shape> result{x.shape(), mask.shape()};
+    result.first[0] = items;
+    if (!mask_broadcast) result.second[0] = items;
+    return result;
+  };
+  dnn::run_in_pieces(
+      count, piece_count(count, x_item, kParallelPass),
+      [&](int64_t items) -> MaskAddEntry& {
+        const auto [x_shape, mask_shape] = shapes(items);
+        return mask_add_entry(x_shape, mask_shape);
+      },
+      [&](const MaskAddEntry& entry, int64_t, int64_t first, int64_t last) {
+        const auto [x_shape, mask_shape] = shapes(last - first);
+        const auto x_desc = dnn::plain_desc(x_shape);
+        const float* mask_first = mask_values + (mask_broadcast ? 0 : first * mask_item);
+        dnn::execute(entry.primitive, entry.scratchpad,
+                     {{DNNL_ARG_SRC_0, dnn::wrap(x_desc, x_values + first * x_item)},
+                      {DNNL_ARG_SRC_1, dnn::wrap(dnn::plain_desc(mask_shape), mask_first)},
+                      {DNNL_ARG_DST, dnn::wrap(x_desc, z_values + first * x_item)}});
+      });
+}
+
+// A softmax's or log-softmax's row work, forward or backward: a few passes over the row, one
+// with an exponential.
+int64_t softmax_pieces(int64_t rows, int64_t width) { return piece_count(rows, 4 * width); }
+
+// Rows [first, last) of a (..., S) tensor seen as (N, S).
+dnnl::memory rows_of(const Tensor& t, int64_t first, int64_t last) {
+  const int64_t width = t.dim(-1);
+  return dnn::wrap(dnn::plain_desc({last - first, width}), t.data() + first * width);
 }
 
 }  // namespace
 
 void softmax_rows_forward(const Tensor& x, const Tensor& y, SoftmaxKind kind) {
-  Shape rows = rows_of(x);  // (N, S)
-  auto desc = dnn::plain_desc(rows);
-  auto& context = dnn::Context::get();
-  forward_entry(rows, kind)
-      .primitive.execute(context.stream(),
-                         {{DNNL_ARG_SRC, dnn::wrap(desc, x.raw())}, {DNNL_ARG_DST, dnn::wrap(desc, y.raw())}});
+  const int64_t count = x.numel() / x.dim(-1), width = x.dim(-1);  // rows (N, S)
+  dnn::run_in_pieces(
+      count, softmax_pieces(count, width),
+      [&](int64_t rows) -> SoftmaxForwardEntry& {
+        return forward_entry({rows, width}, kind);
+      },
+      [&](const SoftmaxForwardEntry& entry, int64_t, int64_t first, int64_t last) {
+        dnn::execute(entry.primitive, entry.scratchpad,
+                     {{DNNL_ARG_SRC, rows_of(x, first, last)}, {DNNL_ARG_DST, rows_of(y, first, last)}});
+      });
 }
 
 // With p = softmax(z), dy = grad(y), per row:
@@ -94,14 +142,20 @@ void softmax_rows_forward(const Tensor& x, const Tensor& y, SoftmaxKind kind) {
 //   log_softmax:  y = log p,  dz_j = dy_j - p_j sum_k dy_k
 // oneDNN overwrites diff_src, so it writes a scratch tensor that is then added into grad(x).
 void softmax_rows_backward(const Tensor& y, const Tensor& x, SoftmaxKind kind) {
-  Shape rows = rows_of(y);               // (N, S)
-  Tensor dz = Tensor::empty(y.shape());  // (..., S) scratch
-  auto desc = dnn::plain_desc(rows);
-  auto& context = dnn::Context::get();
-  backward_entry(rows, kind)
-      .primitive.execute(context.stream(), {{DNNL_ARG_DST, dnn::wrap(desc, y.raw())},
-                                            {DNNL_ARG_DIFF_DST, dnn::wrap(desc, y.grad().raw())},
-                                            {DNNL_ARG_DIFF_SRC, dnn::wrap(desc, dz.raw())}});
+  const int64_t count = y.numel() / y.dim(-1), width = y.dim(-1);  // rows (N, S)
+  const Tensor dz = Tensor::empty(y.shape());                      // (..., S) scratch
+  const Tensor dy = y.grad();
+  dnn::run_in_pieces(
+      count, softmax_pieces(count, width),
+      [&](int64_t rows) -> SoftmaxBackwardEntry& {
+        return backward_entry({rows, width}, kind);
+      },
+      [&](const SoftmaxBackwardEntry& entry, int64_t, int64_t first, int64_t last) {
+        dnn::execute(entry.primitive, entry.scratchpad,
+                     {{DNNL_ARG_DST, rows_of(y, first, last)},
+                      {DNNL_ARG_DIFF_DST, rows_of(dy, first, last)},
+                      {DNNL_ARG_DIFF_SRC, rows_of(dz, first, last)}});
+      });
   accumulate_grad(x, dz);
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/parallel.h"
+
 namespace attn::optim {
 
 Ema::Ema(ParameterStore& store, float decay) : store_(store), decay_(decay) {
@@ -17,8 +19,10 @@ void Ema::update() {
   const float* weights = store_.values();
   float* average = average_.data();
   const int64_t n = static_cast<int64_t>(store_.size());
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; ++i) average[i] = decay * average[i] + rest * weights[i];
+  parallel_for(n, 1, kParallelPass, [&](int64_t first, int64_t last) {
+#pragma omp simd
+    for (int64_t i = first; i < last; ++i) average[i] = decay * average[i] + rest * weights[i];
+  });
 }
 
 void Ema::swap_with_store() { std::swap_ranges(store_.values(), store_.values() + store_.size(), average_.data()); }
