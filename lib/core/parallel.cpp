@@ -4,7 +4,6 @@
 #include <atomic>
 #include <chrono>
 #include <climits>
-#include <cstdlib>
 #include <exception>
 #include <linux/futex.h>
 #include <memory>
@@ -20,15 +19,19 @@ namespace attn {
 
 namespace {
 
-// How long a waiting thread spins before it yields its core, and how long it yields before it
-// sleeps. Spinning covers the gaps between a step's loops when the threads have the cores to
-// themselves (a sleep and a wake-up cost more than such a gap); yielding lets another runnable
-// thread on the same core (the one we wait for, or another program) run at once; sleeping hands
-// the core to the scheduler, which may then move a descheduled thread there.
-int env_us(const char* name, int fallback) { return getenv(name) ? atoi(getenv(name)) : fallback; }
-const auto kJoinSpin = std::chrono::microseconds(env_us("ATTN_JOIN_SPIN_US", 300));
-const auto kIdleSpin = std::chrono::microseconds(env_us("ATTN_IDLE_SPIN_US", 5000));
-const auto kYieldTime = std::chrono::microseconds(env_us("ATTN_YIELD_US", 0));
+// How a thread waits, chosen by measuring training beside a busy process at nice 0 and nice 10
+// (docs/performance.md, "Sharing the CPU"). Spinning keeps a thread's place on its core: a
+// thread that yields or sleeps hands a competitor its turn, and the scheduler may let the
+// competitor finish a whole slice before the thread runs again. So the caller, the step's
+// critical path, spins for as long as any piece can take before it sleeps; an idle worker spins
+// through the short gaps between a step's loops, then yields its core to whatever else is
+// runnable there (at nice 0 a competitor then runs while the worker has nothing to do rather
+// than when it has), then sleeps.
+struct WaitTimes {
+  std::chrono::microseconds spin, yield;
+};
+constexpr WaitTimes kCallerWait{std::chrono::microseconds(5000), std::chrono::microseconds(0)};
+constexpr WaitTimes kIdleWait{std::chrono::microseconds(1000), std::chrono::microseconds(4000)};
 
 // Pieces are claimed from one 64-bit word: [job:32][next piece:16][pieces:16]. A claim is a
 // compare-and-swap on the whole word, so a thread that read an older job's word can never take a
@@ -55,16 +58,15 @@ void futex_wake(std::atomic<uint32_t>& word, int count) {
 // ready() last saw (sleepers counts the sleeping threads so that the waker calls the kernel only
 // when someone sleeps).
 template <class Ready>
-void wait_until(Ready&& ready, std::atomic<uint32_t>& word, std::atomic<int>& sleepers,
-                std::chrono::microseconds kSpinTime) {
+void wait_until(Ready&& ready, std::atomic<uint32_t>& word, std::atomic<int>& sleepers, const WaitTimes& times) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   for (int spin = 0;; ++spin) {
     if (ready()) return;
     cpu_relax();
-    if ((spin & 63) == 63 && Clock::now() - start > kSpinTime) break;
+    if ((spin & 63) == 63 && Clock::now() - start > times.spin) break;
   }
-  while (Clock::now() - start < kSpinTime + kYieldTime) {
+  while (Clock::now() - start < times.spin + times.yield) {
     if (ready()) return;
     sched_yield();
   }
@@ -105,7 +107,8 @@ class Pool {
     running_piece = true;
     while (take_piece()) {
     }
-    wait_until([&] { return done_.load(std::memory_order_acquire) == uint32_t(pieces); }, done_, caller_sleeps_, kJoinSpin);
+    wait_until([&] { return done_.load(std::memory_order_acquire) == uint32_t(pieces); }, done_, caller_sleeps_,
+               kCallerWait);
     running_piece = false;
     task_.store(nullptr, std::memory_order_relaxed);
     if (failure_) std::rethrow_exception(failure_);
@@ -149,7 +152,7 @@ class Pool {
       if (take_piece()) continue;
       const uint32_t seen = posted_.load();
       wait_until([&] { return has_piece() || stop_.load(std::memory_order_relaxed) || posted_.load() != seen; },
-                 posted_, idle_sleepers_, kIdleSpin);
+                 posted_, idle_sleepers_, kIdleWait);
     }
   }
 

@@ -7,8 +7,8 @@
 // loop of the step waits for it. Here a loop is cut into more pieces than threads, a thread takes
 // the next piece when it is free, and the caller waits only for pieces already taken: a thread
 // that is descheduled, or never woke, costs the piece it holds, not its share of every loop.
-// Waiting threads spin briefly, then yield their core to whatever else is runnable there, then
-// sleep (docs/performance.md, "Sharing the CPU").
+// A caller waiting for pieces spins; an idle worker spins, then yields its core, then sleeps
+// (parallel.cpp says why; docs/performance.md, "Sharing the CPU", has the figures).
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
