@@ -166,7 +166,10 @@ struct Product {
 
 // Below this many multiply-adds (M N K) a second thread saves less than a piece's hand-out and
 // its own oneDNN call cost.
-constexpr int64_t kGemmParallelWork = int64_t(1) << 20;
+constexpr int64_t kGemmParallelWork = int64_t(1) << 18;
+// Pieces beyond one a thread carry at least this many: each piece is a oneDNN call of its own,
+// whose fixed cost a smaller piece (a decoding step's) would not repay.
+constexpr int64_t kGemmPieceWork = int64_t(1) << 22;
 // Narrower pieces leave oneDNN's kernels short of whole register blocks.
 constexpr int64_t kMinPieceRows = 16;
 constexpr int64_t kMinPieceCols = 64;
@@ -193,7 +196,7 @@ ProductCut choose_cut(const Product& product) {
   const int64_t threads = in_parallel_piece() ? 1 : parallel_threads();
   const ProductCut whole{0, c.dims[0], 1};
   if (threads <= 1 || work <= kGemmParallelWork) return whole;
-  const int64_t wanted = std::clamp<int64_t>(work / kGemmParallelWork, threads, 4 * threads);
+  const int64_t wanted = std::clamp<int64_t>(work / kGemmPieceWork, threads, 4 * threads);
   const size_t rank = c.dims.size();
   ProductCut best = whole;
   for (size_t axis = 0; axis < rank; ++axis) {
@@ -278,13 +281,13 @@ const PackedMatmulEntry& packed_matmul_entry(const MatrixView& a, const memory::
   });
 }
 
-// Column parts of a packed weight: about eight, each at least kMinPartColumns wide, when the
+// Column parts of a packed weight: about four, each at least kMinPartColumns wide, when the
 // layout keeps each part's columns together in place (checked byte for byte against each part
 // packed on its own); none otherwise, or when the weight is too narrow to cut.
-constexpr int64_t kMinPartColumns = 128;
+constexpr int64_t kMinPartColumns = 256;
 std::vector<PackedColumns> column_parts_of(const OnednnPackedMatrix& packed, const Tensor& weight) {
   const int64_t k = packed.dims[0], n = packed.dims[1];
-  const int64_t width = std::max(kMinPartColumns, (n / 8 + kMinPieceCols - 1) / kMinPieceCols * kMinPieceCols);
+  const int64_t width = std::max(kMinPartColumns, (n / 4 + kMinPieceCols - 1) / kMinPieceCols * kMinPieceCols);
   if (width >= n) return {};
   std::vector<PackedColumns> parts;
   const auto* whole = static_cast<const char*>(packed.values.get_data_handle());

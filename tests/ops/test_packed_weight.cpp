@@ -168,7 +168,7 @@ TEST_CASE("a few rows against a wide packed float weight run in column parts on 
   Precision precision = GENERATE(Precision::f32, Precision::bf16, Precision::int8);
   INFO(choice_name(precision));
   ATTN_SKIP_UNLESS_BF16_MATMUL();  // the blocked kernels come with AVX-512 (see above)
-  // 1000 columns: eight parts of 128 but the last (104, with padding); K = 300 has padding too.
+  // 1000 columns: four parts of 256 but the last (232, with padding); K = 300 has padding too.
   constexpr int64_t kWideOuter = 1000, kDeepInner = 300;
   Tensor w = random_tensor({kWideOuter, kDeepInner}, 41, 0.5f, false);
   Tensor bias = random_tensor({kWideOuter}, 42, 1.f, false);
