@@ -55,7 +55,7 @@ TEST_CASE("a loop is cut into more pieces than threads only when its work pays f
   CHECK(piece_count(1 << 20, 1, kParallelPass * 64) == 1);  // a caller's own threshold
 }
 
-TEST_CASE("parallel_sum adds the pieces in order, the same at every thread count", "[core][parallel]") {
+TEST_CASE("parallel_sum adds the pieces in order - the same at every thread count", "[core][parallel]") {
   auto sum = [] {
     return parallel_sum<double>(1 << 20, 1, kParallelWork, [](int64_t first, int64_t last) {
       double partial = 0;

@@ -66,21 +66,21 @@ void check_cut_product(const ops::MatrixView& a, const ops::MatrixView& b, Tenso
 
 }  // namespace
 
-TEST_CASE("a product cut along its rows equals the reference, bias and ReLU included", "[ops][matmul]") {
+TEST_CASE("a product cut along its rows equals the reference - bias and ReLU included", "[ops][matmul]") {
   Tensor a = random_tensor({300, 96}, 1, 1.f, false), b = random_tensor({96, 80}, 2, 1.f, false);
   Tensor bias = random_tensor({80}, 3, 1.f, false);
   check_cut_product(ops::MatrixView::of(a), ops::MatrixView::of(b), Tensor::zeros({300, 80}),
                     ops::GemmOptions::overwrite(1.f, bias.data(), true));
 }
 
-TEST_CASE("a product with few rows is cut along its columns, the bias with them", "[ops][matmul]") {
+TEST_CASE("a product with few rows is cut along its columns - the bias with them", "[ops][matmul]") {
   Tensor a = random_tensor({5, 256}, 4, 1.f, false), b = random_tensor({1000, 256}, 5, 1.f, false);
   Tensor bias = random_tensor({1000}, 6, 1.f, false);
   check_cut_product(ops::MatrixView::of(a), ops::MatrixView::of(b).transposed(), Tensor::zeros({5, 1000}),
                     ops::GemmOptions::overwrite(1.f, bias.data()));
 }
 
-TEST_CASE("a batched product is cut along its batch, with or without a broadcast b", "[ops][matmul]") {
+TEST_CASE("a batched product is cut along its batch - with or without a broadcast b", "[ops][matmul]") {
   Tensor a = random_tensor({12, 40, 64}, 7, 1.f, false);
   Tensor shared = random_tensor({1, 64, 48}, 8, 1.f, false), own = random_tensor({12, 48, 64}, 9, 1.f, false);
   check_cut_product(ops::MatrixView::of(a), ops::MatrixView::of(shared), Tensor::zeros({12, 40, 48}),
