@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +11,7 @@
 #include "core/parallel.h"
 #include "dnnl/context.h"
 #include "dnnl/memory.h"
+#include "dnnl/pieces.h"
 
 namespace attn::ops {
 
@@ -151,7 +151,6 @@ struct ProductCut {
   size_t axis = 0;     // of c
   int64_t extent = 0;  // c.dims[axis]
   int64_t pieces = 1;
-  int64_t smallest() const { return extent / pieces; }  // pieces have this size or one more
 };
 
 // A product's operands, and the view of one piece of it.
@@ -206,44 +205,6 @@ ProductCut choose_cut(const Product& product) {
     if (most >= threads && most > best.pieces) best = {axis, c.dims[axis], most};
   }
   return best;
-}
-
-// The primitive of each piece size (at most two), made on the calling thread before the pieces
-// run: the primitive cache is not shared between threads.
-template <class Entry>
-class PieceEntries {
- public:
-  template <class Make>
-  PieceEntries(const ProductCut& cut, Make&& make) : smallest_(cut.smallest()) {
-    for (int64_t piece = 0; piece < cut.pieces; ++piece) {
-      const int64_t first = piece_begin(cut.extent, cut.pieces, piece);
-      const int64_t count = piece_begin(cut.extent, cut.pieces, piece + 1) - first;
-      const Entry*& entry = entries_[count - smallest_];
-      if (!entry) entry = &make(first, count);
-    }
-  }
-  const Entry& of(int64_t count) const { return *entries_[count - smallest_]; }
-  bool all(bool (*usable)(const Entry&)) const {
-    return std::all_of(std::begin(entries_), std::end(entries_), [&](const Entry* e) { return !e || usable(*e); });
-  }
-
- private:
-  int64_t smallest_;
-  const Entry* entries_[2] = {nullptr, nullptr};
-};
-
-// Runs piece(first, count) over the cut's pieces on attn's threads.
-template <class Piece>
-void for_each_piece(const ProductCut& cut, Piece&& piece) {
-  if (cut.pieces <= 1) {
-    piece(int64_t(0), cut.extent);
-    return;
-  }
-  auto run = [&](int64_t index) {
-    const int64_t first = piece_begin(cut.extent, cut.pieces, index);
-    piece(first, piece_begin(cut.extent, cut.pieces, index + 1) - first);
-  };
-  run_pieces(cut.pieces, PieceFunction(run));
 }
 
 MatmulEntry& matmul_entry(const Product& product) {
@@ -420,16 +381,15 @@ void gemm(const MatrixView& a_in, const MatrixView& b_in, const MatrixView& c, c
   Tensor a_bf16, b_bf16;
   const Product whole{operand_for(a_in, use_bf16, a_bf16), operand_for(b_in, use_bf16, b_bf16), c, options};
   const ProductCut cut = choose_cut(whole);
-  const PieceEntries<MatmulEntry> entries(cut, [&](int64_t first, int64_t count) -> const MatmulEntry& {
-    return matmul_entry(whole.piece(cut, first, count));
-  });
-  for_each_piece(cut, [&](int64_t first, int64_t count) {
-    const Product part = whole.piece(cut, first, count);
-    const MatmulEntry& entry = entries.of(count);
-    execute_matmul(entry.primitive, entry.scratchpad, part.a,
-                   dnn::wrap(dnn::strided_desc(part.b.dims, part.b.strides, part.b.dtype), part.b.data), part.c,
-                   part.options);
-  });
+  // A piece's primitive depends on its length only (the views' strides are the whole's).
+  auto entry = [&](int64_t count) -> MatmulEntry& { return matmul_entry(whole.piece(cut, 0, count)); };
+  dnn::run_in_pieces(
+      cut.extent, cut.pieces, entry, [&](const MatmulEntry& made, int64_t /*piece*/, int64_t first, int64_t last) {
+        const Product part = whole.piece(cut, first, last - first);
+        execute_matmul(made.primitive, made.scratchpad, part.a,
+                       dnn::wrap(dnn::strided_desc(part.b.dims, part.b.strides, part.b.dtype), part.b.data), part.c,
+                       part.options);
+      });
 }
 
 std::shared_ptr<const PackedMatrix> pack_weight(const Tensor& weight) {
@@ -459,19 +419,21 @@ bool gemm_packed(const MatrixView& a_in, const PackedMatrix& weight, const Matri
   ProductCut cut = choose_cut(whole);
   if (cut.axis == 1 && !packed.column_parts.empty()) return multiply_column_parts(a_in, packed, c, options);
   if (cut.axis != 0) cut = ProductCut{0, c.rows(), 1};  // columns, but the layout has no parts
-  const PieceEntries<PackedMatmulEntry> entries(cut, [&](int64_t first, int64_t count) -> const PackedMatmulEntry& {
-    return packed_matmul_entry(whole.a.row_range(first, count), packed.values.get_desc(), packed.dtype,
-                               c.row_range(first, count), options);
-  });
-  if (!entries.all([](const PackedMatmulEntry& entry) { return entry.primitive.has_value(); })) return false;
+  auto entry = [&](int64_t rows) -> const PackedMatmulEntry& {
+    return packed_matmul_entry(a_in.row_range(0, rows), packed.values.get_desc(), packed.dtype, c.row_range(0, rows),
+                               options);
+  };
+  // Pieces come in two lengths at most (dnnl/pieces.h); each needs a kernel that reads the layout.
+  const int64_t shorter = cut.extent / cut.pieces;
+  if (!entry(shorter).primitive || (cut.extent % cut.pieces != 0 && !entry(shorter + 1).primitive)) return false;
   count_flops(a_in, c);
   Tensor a_bf16;
   const MatrixView a = operand_for(a_in, packed.dtype == DType::bf16, a_bf16);
-  for_each_piece(cut, [&](int64_t first, int64_t count) {
-    const PackedMatmulEntry& entry = entries.of(count);
-    execute_matmul(*entry.primitive, entry.scratchpad, a.row_range(first, count), packed.values,
-                   c.row_range(first, count), options);
-  });
+  dnn::run_in_pieces(cut.extent, cut.pieces, entry,
+                     [&](const PackedMatmulEntry& made, int64_t /*piece*/, int64_t first, int64_t last) {
+                       execute_matmul(*made.primitive, made.scratchpad, a.row_range(first, last - first), packed.values,
+                                      c.row_range(first, last - first), options);
+                     });
   return true;
 }
 
