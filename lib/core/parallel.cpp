@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <climits>
+#include <cstdlib>
 #include <exception>
 #include <linux/futex.h>
 #include <memory>
@@ -169,7 +170,14 @@ class Pool {
   std::exception_ptr failure_;
 };
 
+// One thread a core, or OMP_NUM_THREADS when it is set: job schedulers and test runners that share
+// a machine set it, and it bounds attn's threads as it bounds every OpenMP program's.
 int default_threads() {
+  if (const char* text = std::getenv("OMP_NUM_THREADS")) {
+    char* end = nullptr;
+    const long threads = std::strtol(text, &end, 10);
+    if (end != text && threads > 0 && threads <= 4096) return int(threads);
+  }
   const unsigned cores = std::thread::hardware_concurrency();
   return cores > 0 ? int(cores) : 1;
 }

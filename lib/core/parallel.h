@@ -28,7 +28,8 @@ constexpr int64_t kParallelWork = 32768;
 constexpr int64_t kParallelPass = 2 * kParallelWork;
 
 // The threads every parallel loop uses, the calling thread included (1: everything runs on the
-// caller; 0: one per core, the default). Set it before loops run on other threads.
+// caller; 0, the default: OMP_NUM_THREADS when it is set, else one per core). Set it before loops
+// run on other threads.
 void set_parallel_threads(int threads);
 int parallel_threads();
 // True on a worker thread, and on the caller while it runs a piece: a loop started there runs

@@ -267,15 +267,40 @@ std::vector<PackedColumns> column_parts_of(const OnednnPackedMatrix& packed, con
   return offset == packed.values.get_desc().get_size() ? parts : std::vector<PackedColumns>{};
 }
 
+// A part's product writes a dense (M, count) block: oneDNN's kernels for a blocked weight want a
+// dense c (with c's row stride they fall back to a kernel that cannot read the packed layout).
+MatrixView dense_block(float* data, int64_t rows, int64_t cols) {
+  return MatrixView{data, {rows, cols}, {cols, 1}, DType::f32};
+}
+
+// c's columns of a part = the part's block (c += block when the product accumulates).
+void store_block(const float* block, const MatrixView& c_part, bool accumulate) {
+  const int64_t rows = c_part.rows(), cols = c_part.cols();
+  auto* c_data = static_cast<float*>(const_cast<void*>(c_part.data));
+  for (int64_t row = 0; row < rows; ++row) {
+    float* target = c_data + row * c_part.strides[0];
+    const float* source = block + row * cols;
+    if (accumulate) {
+      for (int64_t col = 0; col < cols; ++col) target[col] += source[col];
+    } else {
+      std::memcpy(target, source, size_t(cols) * sizeof(float));
+    }
+  }
+}
+
 // c (M, N) = a W^T with a packed W, one column part a piece; false when a part's product has no
 // kernel that reads its layout.
 bool multiply_column_parts(const MatrixView& a_in, const OnednnPackedMatrix& packed, const MatrixView& c,
                            const GemmOptions& options) {
+  if (c.dtype != DType::f32) return false;
   const std::vector<PackedColumns>& parts = packed.column_parts;
+  const int64_t rows = c.rows();
+  GemmOptions block_options = options;  // the block is written whole; store_block accumulates
+  block_options.accumulate = false;
   std::vector<const PackedMatmulEntry*> entries;
   for (const PackedColumns& part : parts) {
     entries.push_back(
-        &packed_matmul_entry(a_in, part.layout, packed.dtype, c.slice(1, part.first, part.count), options));
+        &packed_matmul_entry(a_in, part.layout, packed.dtype, dense_block(nullptr, rows, part.count), block_options));
     if (!entries.back()->primitive) return false;
   }
   count_flops(a_in, c);
@@ -284,11 +309,14 @@ bool multiply_column_parts(const MatrixView& a_in, const OnednnPackedMatrix& pac
   auto* whole = static_cast<char*>(packed.values.get_data_handle());
   auto run = [&](int64_t index) {
     const PackedColumns& part = parts[size_t(index)];
-    GemmOptions part_options = options;
+    GemmOptions part_options = block_options;
     if (options.bias) part_options.bias = options.bias + part.first;
+    thread_local std::vector<float> block;
+    block.resize(size_t(rows * part.count));
     const PackedMatmulEntry& entry = *entries[size_t(index)];
     execute_matmul(*entry.primitive, entry.scratchpad, a, dnn::wrap(part.layout, whole + part.offset),
-                   c.slice(1, part.first, part.count), part_options);
+                   dense_block(block.data(), rows, part.count), part_options);
+    store_block(block.data(), c.slice(1, part.first, part.count), options.accumulate);
   };
   run_pieces(int64_t(parts.size()), PieceFunction(run));
   return true;

@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -114,4 +116,23 @@ TEST_CASE("two threads starting loops at once both get every index", "[core][par
   other.join();
   CHECK(std::count(first_seen.begin(), first_seen.end(), 1) == 20000);
   CHECK(std::count(second_seen.begin(), second_seen.end(), 1) == 20000);
+}
+
+TEST_CASE("the default thread count follows OMP_NUM_THREADS when it is set - else one per core", "[core][parallel]") {
+  const char* before = std::getenv("OMP_NUM_THREADS");
+  const std::string saved = before ? before : "";
+  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  setenv("OMP_NUM_THREADS", "3", 1);
+  set_parallel_threads(0);
+  CHECK(parallel_threads() == 3);
+  setenv("OMP_NUM_THREADS", "none", 1);  // not a count: ignored
+  set_parallel_threads(0);
+  CHECK(parallel_threads() == cores);
+  unsetenv("OMP_NUM_THREADS");
+  set_parallel_threads(0);
+  CHECK(parallel_threads() == cores);
+  set_parallel_threads(5);  // an explicit count wins
+  CHECK(parallel_threads() == 5);
+  if (before) setenv("OMP_NUM_THREADS", saved.c_str(), 1);
+  set_parallel_threads(0);
 }
