@@ -5,16 +5,25 @@
 # no text Transformer uses, does not compile and must be left out by hand), exports the
 # run with attn-export, checks that both translate the test set identically (greedy and beam,
 # the settings of docs/guide.md "Export to CTranslate2"), then times both, interleaved, the
-# median of REPEATS runs each.
+# median of REPEATS runs each: f32 and int8 (attn --precision int8; CTranslate2 on the model
+# exported with --quantization int8), greedy and beam, batch 32 over the whole input and batch 1
+# over its first LATENCY_LINES lines (one-sentence latency), and each run's peak RSS.
 #
 #   tools/bench-ctranslate2.sh --ct2-src DIR [--bin DIR] [--model RUN] [--input FILE]
-#                              [--beams "1 5"] [--repeats 3] [--threads 2] [--quantization float32]
+#                              [--beams "1 5"] [--precisions "f32 int8"] [--repeats 3] [--threads 2]
+#                              [--latency-lines 200] [--max-differing-lines 0]
 #
 # The comparison: CTranslate2's ct2-translator takes one max_decoding_length per run, while
 # attn's limit is per sentence (int(max_len_ratio x S) + max_len_extra, S = pieces + 1), so the
 # check translates the input in groups of one source length, each with its own limit, and puts
-# the lines back in order. Scores (beam > 1) are compared to 1e-4. The timing runs translate the
-# whole input in one process each, CTranslate2 with the largest limit of the input.
+# the lines back in order. Scores (beam > 1) are compared to 1e-4, relative for scores beyond 1 in
+# size (attn prints 6 significant digits). A search may end differently on a near tie (attn
+# ends a sentence at its K-th finished hypothesis): --max-differing-lines lets that many lines
+# differ, each shown, before the timing refuses to compare different work. The timing runs translate the
+# input in one process each, both with the largest limit of the input (attn through a copy of the
+# run whose config sets that limit), so both do the same work. Sentences/s are of the
+# translation alone: attn's summary, and CTranslate2's --log_throughput (target tokens/s) over
+# the target tokens it wrote.
 # Run it on a quiet machine: decoding speed on a shared machine varies widely.
 set -euo pipefail
 
@@ -25,7 +34,9 @@ input=data/tatoeba_en_it/test.en
 beams="1 5"
 repeats=3
 threads=2
-quantization=float32
+precisions="f32 int8"
+latency_lines=200
+max_differing=0
 work=${TMPDIR:-/tmp}/bench-ctranslate2
 
 while [[ $# -gt 0 ]]; do
@@ -37,7 +48,9 @@ while [[ $# -gt 0 ]]; do
     --beams) beams=$2; shift 2 ;;
     --repeats) repeats=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
-    --quantization) quantization=$2; shift 2 ;;
+    --precisions) precisions=$2; shift 2 ;;
+    --latency-lines) latency_lines=$2; shift 2 ;;
+    --max-differing-lines) max_differing=$2; shift 2 ;;
     *) echo "bench-ctranslate2.sh: unknown argument $1 (see the comment at the top of $0)" >&2; exit 2 ;;
   esac
 done
@@ -55,7 +68,7 @@ fi
 translator=$ct2_build/cli/ct2-translator
 
 # 2. The model, the settings, the input as pieces.
-"$bin/attn-export" --format ctranslate2 --model "$model" --out "$work/model" --quantization "$quantization" --force
+"$bin/attn-export" --format ctranslate2 --model "$model" --out "$work/model" --quantization float32 --force
 python3 - "$model/config.json" > "$work/settings" <<'EOF'
 import json, sys
 c = json.load(open(sys.argv[1]))
@@ -72,9 +85,9 @@ for beam in $beams; do
   nbest=$([[ $beam -gt 1 ]] && echo 2 || echo 1)
   "$bin/attn-translate" --model "$model" --input "$input" --beam "$beam" --nbest "$nbest" --length-penalty 0 \
     --threads "$threads" --quiet > "$work/attn.$beam"
-  python3 - "$work" "$beam" "$ratio" "$extra" "$limit" "$translator" "$threads" "$tgt_spm" "$model" "$bin" <<'EOF'
+  python3 - "$work" "$beam" "$ratio" "$extra" "$limit" "$translator" "$threads" "$tgt_spm" "$model" "$bin" "$max_differing" <<'EOF'
 import collections, subprocess, sys
-work, beam, ratio, extra, limit, translator, threads, tgt_spm, model, bin_dir = sys.argv[1:]
+work, beam, ratio, extra, limit, translator, threads, tgt_spm, model, bin_dir, max_differing = sys.argv[1:]
 beam, ratio, extra, limit = int(beam), float(ratio), int(extra), int(limit)
 lines = open(work + "/input.pieces", encoding="utf-8").read().split("\n")[:-1]
 groups = collections.defaultdict(list)
@@ -103,25 +116,89 @@ else:
 same = sum(a == c for a, c in zip(attn_text, text))
 print("beam %d: %d of %d lines identical" % (beam, same, len(lines)))
 if attn_scores:
-    close = sum(abs(a - c) <= 1e-4 for a, c in zip(attn_scores, scores))
+    close = sum(abs(a - c) <= 1e-4 * max(1, abs(c)) for a, c in zip(attn_scores, scores))
     print("beam %d: %d of %d scores within 1e-4" % (beam, close, len(lines)))
-if same != len(lines) or (attn_scores and close != len(lines)):
+differing = [i for i in range(len(lines))
+             if attn_text[i] != text[i] or (attn_scores and abs(attn_scores[i] - scores[i]) > 1e-4 * max(1, abs(scores[i])))]
+for i in differing[:10]:
+    print("  line %d: attn %r (%s), CTranslate2 %r (%s)" % (i + 1, attn_text[i], attn_scores[i] if attn_scores else "-",
+                                                          text[i], scores[i] if attn_scores else "-"))
+if len(differing) > int(max_differing):
     raise SystemExit("bench-ctranslate2.sh: the outputs differ (beam %d): no timing of different work" % beam)
 EOF
 done
 
-# 4. Time both, interleaved, median of $repeats.
+# 4. Time both, interleaved, median of $repeats. attn reads a copy of the run whose decode limit
+# is CTranslate2's: the largest of the input.
+fixed=$work/run-fixed-limit
+rm -rf "$fixed" && mkdir -p "$fixed"
+for file in "$model"/*; do [[ $(basename "$file") == config.json ]] || ln -s "$(realpath "$file")" "$fixed/"; done
+decode_limit=$(python3 - "$model/config.json" "$fixed/config.json" "$work/input.pieces" "$ratio" "$extra" "$limit" <<'EOF'
+import json, sys
+source, target, pieces, ratio, extra, limit = sys.argv[1:]
+longest = max(min(len(line.split()) + 1, int(limit)) for line in open(pieces, encoding="utf-8"))
+config = json.load(open(source))
+# int(1e-9 x S) is 0 for any source: every sentence's limit is max_len_extra.
+config["decode"]["max_len_ratio"] = 1e-9
+config["decode"]["max_len_extra"] = min(int(float(ratio) * longest) + int(extra), int(limit))
+json.dump(config, open(target, "w"), indent=2)
+print(config["decode"]["max_len_extra"])
+EOF
+)
+head -n "$latency_lines" "$input" > "$work/latency.txt"
+head -n "$latency_lines" "$work/input.pieces" > "$work/latency.pieces"
+if [[ " $precisions " == *" int8 "* && ! -f $work/model.int8/model.bin ]]; then
+  "$bin/attn-export" --format ctranslate2 --model "$model" --out "$work/model.int8" --quantization int8 --force
+fi
+
+# attn PRECISION BEAM BATCH INPUT -> "sentences/s peak-MB target-tokens"
+time_attn() {
+  /usr/bin/time -f %M -o "$work/rss" "$bin/attn-translate" --model "$fixed" --input "$4" --precision "$1" \
+    --beam "$2" --batch-size "$3" --batch-tokens 0 --length-penalty 0 --threads "$threads" > /dev/null 2> "$work/log"
+  python3 - "$work/log" "$work/rss" <<'EOF'
+import re, sys
+log, rss = sys.argv[1:]
+tokens, per_s = re.findall(r"\(([0-9]+) target tokens\) in [0-9.]+ s: ([0-9.]+) sentences/s", open(log).read())[-1]
+print("%s %d %s" % (per_s, int(open(rss).read()) // 1024, tokens))
+EOF
+}
+# CTranslate2 PRECISION BEAM BATCH PIECES -> "sentences/s peak-MB target-tokens"
+time_ct2() {
+  local dir=$work/model compute=float32
+  [[ $1 == int8 ]] && dir=$work/model.int8 compute=int8
+  /usr/bin/time -f %M -o "$work/rss" "$translator" --model "$dir" --compute_type "$compute" --intra_threads "$threads" \
+    --beam_size "$2" --batch_size "$3" --length_penalty 0 --min_decoding_length 0 --max_input_length "$limit" \
+    --max_decoding_length "$decode_limit" --src "$4" --log_throughput > "$work/out" 2> "$work/log"
+  python3 - "$work/out" "$work/log" "$4" "$work/rss" <<'EOF'
+import re, sys
+out, log, src, rss = sys.argv[1:]
+tokens = sum(len(line.split()) for line in open(out, encoding="utf-8"))  # as its throughput counts them
+per_s = float(re.findall(r"[0-9.]+", open(log).read().strip().splitlines()[-1])[-1])
+lines = sum(1 for _ in open(src, encoding="utf-8"))
+# The tokens column counts each line's eos, as attn's summary does.
+print("%.1f %d %d" % (lines / (tokens / per_s), int(open(rss).read()) // 1024, tokens + lines))
+EOF
+}
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
-for beam in $beams; do
-  : > "$work/time.attn"; : > "$work/time.ct2"
-  for _ in $(seq "$repeats"); do
-    /usr/bin/time -f %e -o "$work/t" "$bin/attn-translate" --model "$model" --input "$input" --beam "$beam" \
-      --length-penalty 0 --threads "$threads" --quiet > /dev/null
-    cat "$work/t" >> "$work/time.attn"
-    /usr/bin/time -f %e -o "$work/t" "$translator" --model "$work/model" --intra_threads "$threads" \
-      --beam_size "$beam" --length_penalty 0 --min_decoding_length 0 --max_input_length "$limit" --max_decoding_length "$limit" \
-      --src "$work/input.pieces" > /dev/null
-    cat "$work/t" >> "$work/time.ct2"
+printf "%-9s %-4s %-5s %11s %11s %7s %8s %8s\n" precision beam batch "attn sent/s" "CT2 sent/s" "ratio" "attn MB" "CT2 MB"
+for precision in $precisions; do
+  for beam in $beams; do
+    for batch in 32 1; do
+      text=$input pieces=$work/input.pieces
+      [[ $batch == 1 ]] && text=$work/latency.txt pieces=$work/latency.pieces
+      : > "$work/runs.attn"
+      : > "$work/runs.ct2"
+      for _ in $(seq "$repeats"); do
+        time_attn "$precision" "$beam" "$batch" "$text" >> "$work/runs.attn"
+        time_ct2 "$precision" "$beam" "$batch" "$pieces" >> "$work/runs.ct2"
+      done
+      a=$(cut -d' ' -f1 "$work/runs.attn" | median)
+      c=$(cut -d' ' -f1 "$work/runs.ct2" | median)
+      printf "%-9s %-4s %-5s %11s %11s %6.2fx %8s %8s\n" "$precision" "$beam" "$batch" "$a" "$c" \
+        "$(python3 -c "print($a / $c)")" "$(cut -d' ' -f2 "$work/runs.attn" | median)" \
+        "$(cut -d' ' -f2 "$work/runs.ct2" | median)"
+      echo "  runs (sentences/s peak-MB target-tokens): attn $(paste -sd';' "$work/runs.attn")," \
+        "CTranslate2 $(paste -sd';' "$work/runs.ct2")"
+    done
   done
-  echo "beam $beam: attn $(median < "$work/time.attn") s, CTranslate2 $(median < "$work/time.ct2") s (median of $repeats)"
 done
