@@ -17,10 +17,11 @@
 # attn's limit is per sentence (int(max_len_ratio x S) + max_len_extra, S = pieces + 1), so the
 # check translates the input in groups of one source length, each with its own limit, and puts
 # the lines back in order. Scores (beam > 1) are compared to 1e-4, relative for scores beyond 1 in
-# size (attn prints 6 significant digits). A search may end differently on a near tie (attn
-# ends a sentence at its K-th finished hypothesis): --max-differing-lines lets that many lines
-# differ, each shown, before the timing refuses to compare different work. The timing runs translate the
-# input in one process each, both with the largest limit of the input (attn through a copy of the
+# size (attn prints 6 significant digits). The two beam searches stop differently (attn at a
+# sentence's K-th finished hypothesis, CTranslate2 when its best beam ends), which now and then
+# gives a line another best: --max-differing-lines lets that many lines differ, each shown,
+# before the timing refuses to compare different work. The timing runs translate the input in
+# one process each, both with the largest limit of the input (attn through a copy of the
 # run whose config sets that limit), so both do the same work. Sentences/s are of the
 # translation alone: attn's summary, and CTranslate2's --log_throughput (target tokens/s) over
 # the target tokens it wrote.
