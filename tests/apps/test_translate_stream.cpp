@@ -96,7 +96,7 @@ TEST_CASE("attn-translate keeps memory bounded by its window - not by the input"
   };
   const int64_t small = peak_rss_kb(100), large = peak_rss_kb(10000);  // 0.4 MiB and 40 MiB of input
   INFO("peak RSS: " << small << " KiB for 100 lines, " << large << " KiB for 10000");
-#ifdef __SANITIZE_ADDRESS__
+#if defined(__SANITIZE_ADDRESS__) || defined(ATTN_SANITIZED)
   // AddressSanitizer keeps freed blocks in a quarantine of up to 256 MiB, so the resident size
   // of a sanitized build grows with everything it ever freed: only the release build measures.
   WARN("AddressSanitizer build: the memory bound is checked by the release build only");

@@ -19,7 +19,7 @@ TEST_CASE("resident_mb counts pages as they are touched and the peak never falls
 }
 
 // Sanitizers replace malloc, so glibc's trim has nothing to act on there.
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && !defined(ATTN_SANITIZED)
 TEST_CASE("release_free_memory returns freed heap pages that glibc keeps by itself", "[core][memory]") {
   // 96 MiB in small blocks (below the mmap threshold: they live in the heap), then all but the
   // last freed: the last one pins the heap's top, so glibc cannot shrink it and the freed pages
