@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/buffer_pool.h"
 #include "core/parallel.h"
 
 namespace attn {
@@ -39,10 +40,11 @@ void ParameterStore::finalize() {
     offsets.push_back(total);
     total = round_up(total + parameter.tensor.numel());
   }
-  // Zero-filled, so the padding stays zero in values and gradients alike.
+  // Zero-filled, so the padding stays zero in values and gradients alike. The gradient buffer
+  // is made (zero-filled too) by the first grad() of any parameter: decoding never asks, and
+  // would otherwise hold a second copy of the model's size.
   auto values = std::make_shared<Buffer>(total * sizeof(float), true);
   auto grads = std::make_shared<GradSlot>();
-  grads->buffer = std::make_shared<Buffer>(total * sizeof(float), true);
   for (size_t i = 0; i < parameters_.size(); ++i) {
     Tensor& tensor = parameters_[i].tensor;
     float* destination = static_cast<float*>(values->data()) + offsets[i];
@@ -51,8 +53,10 @@ void ParameterStore::finalize() {
   }
   flat_values_ = Tensor::view_of(values, grads, 0, {static_cast<int64_t>(total)});
   flat_values_.set_requires_grad(true);
-  flat_grads_ = flat_values_.grad();
   finalized_ = true;
+  // The parameters' first storages are free blocks of the pool now, as large as the model: back
+  // to the system, or a decoding process would keep them until its first step ends.
+  BufferPool::instance().trim();
 }
 
 void ParameterStore::check_finalized(const char* what) const {
@@ -80,11 +84,11 @@ const float* ParameterStore::values() const {
 }
 float* ParameterStore::grads() {
   check_finalized("grads()");
-  return flat_grads_.data();
+  return flat_values_.grad().data();
 }
 const float* ParameterStore::grads() const {
   check_finalized("grads()");
-  return flat_grads_.data();
+  return flat_values_.grad().data();
 }
 
 Tensor ParameterStore::flat_values() const {
@@ -93,7 +97,7 @@ Tensor ParameterStore::flat_values() const {
 }
 Tensor ParameterStore::flat_grads() const {
   check_finalized("flat_grads()");
-  return flat_grads_;
+  return flat_values_.grad();
 }
 
 void ParameterStore::zero_grad() {
@@ -101,8 +105,9 @@ void ParameterStore::zero_grad() {
     for (NamedParameter& parameter : parameters_) parameter.tensor.zero_grad();
     return;
   }
-  float* grads = flat_grads_.data();  // (size())
-  const int64_t count = flat_grads_.numel();
+  if (!flat_values_.has_grad()) return;  // a gradient buffer is made zero-filled
+  float* grads = this->grads();  // (size())
+  const int64_t count = flat_values_.numel();
   parallel_for(count, 1, kParallelPass, [&](int64_t first, int64_t last) {
 #pragma omp simd
     for (int64_t i = first; i < last; ++i) grads[i] = 0.f;

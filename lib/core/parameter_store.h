@@ -1,7 +1,8 @@
 #pragma once
 // ParameterStore: every model parameter in ONE contiguous f32 buffer, with named views.
 //
-// The gradients mirror that buffer element for element in a second buffer, so zeroing,
+// The gradients mirror that buffer element for element in a second buffer (made when a
+// gradient is first asked for: decoding has none), so zeroing,
 // clipping, the optimizer step, an all-reduce and checkpointing are each one loop over one
 // buffer instead of one loop per parameter.
 //
@@ -86,8 +87,7 @@ class ParameterStore {
   std::vector<NamedParameter> parameters_;
   std::unordered_map<std::string, size_t> index_;  // name -> position in parameters_
   bool finalized_ = false;
-  Tensor flat_values_;  // (size())
-  Tensor flat_grads_;   // (size())
+  Tensor flat_values_;  // (size()); its grad() is the flat gradient buffer, made on first use
   std::map<std::string, std::shared_ptr<MatmulWeight>> matmul_weights_;
   Precision matmul_precision_ = Precision::f32;
 };

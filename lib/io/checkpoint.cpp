@@ -81,9 +81,7 @@ Tensor to_tensor(const std::string& path, const StoredTensor& stored) {
   DType dtype = stored.dtype == ElementType::f32    ? DType::f32
                 : stored.dtype == ElementType::bf16 ? DType::bf16
                                                     : DType::s8;
-  Tensor tensor = Tensor::empty(stored.shape, dtype);
-  std::memcpy(tensor.raw(), stored.bytes.data(), stored.bytes.size());
-  return tensor;
+  return Tensor::view_of(stored.bytes.buffer(), nullptr, 0, stored.shape, dtype);  // the bytes as they were read
 }
 
 // Every difference between the checkpoint's parameters and the store's, one phrase each.
@@ -193,7 +191,6 @@ Checkpoint load_checkpoint(const std::string& path) {
     crc = crc32c(stored.bytes.data(), stored.bytes.size(), crc);
     bool is_extra = std::find(extras.begin(), extras.end(), stored.name) != extras.end();
     (is_extra ? checkpoint.extras : checkpoint.parameters)[stored.name] = to_tensor(path, stored);
-    std::vector<char>().swap(stored.bytes);  // release as we go: peak memory stays near one file
   }
   check_data_checksum(path, file.metadata, crc);
   return checkpoint;

@@ -287,7 +287,7 @@ SafetensorsFile read_safetensors(const std::string& path) {
   std::vector<EntrySpec> specs = parse_entries(path, header, file.size() - data_start);
   // Only now, with every promise checked, touch the data.
   for (EntrySpec& spec : specs) {
-    StoredTensor tensor{spec.name, spec.dtype, spec.shape, std::vector<char>(spec.end - spec.begin)};
+    StoredTensor tensor{spec.name, spec.dtype, spec.shape, StoredBytes(spec.end - spec.begin)};
     file.read(data_start + spec.begin, tensor.bytes.data(), tensor.bytes.size(), "tensor " + quoted_name(spec.name));
     result.tensors.push_back(std::move(tensor));
   }

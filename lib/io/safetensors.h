@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/buffer.h"
 #include "core/dtype.h"
 #include "core/shape.h"
 #include "core/tensor.h"
@@ -43,12 +44,27 @@ struct TensorEntry {
 // A view of an f32 or bf16 tensor's storage under `name`.
 TensorEntry entry_of(const std::string& name, const Tensor& tensor);
 
+// A tensor's bytes as read: a pool buffer, which a Tensor of the same bytes takes over without
+// a copy (a checkpoint then sits in memory once while it is loaded, not twice).
+class StoredBytes {
+ public:
+  StoredBytes() = default;
+  explicit StoredBytes(size_t size) : buffer_(std::make_shared<Buffer>(size, false)) {}
+  char* data() { return buffer_ ? static_cast<char*>(buffer_->data()) : nullptr; }
+  const char* data() const { return buffer_ ? static_cast<const char*>(buffer_->data()) : nullptr; }
+  size_t size() const { return buffer_ ? buffer_->bytes() : 0; }
+  const BufferPtr& buffer() const { return buffer_; }
+
+ private:
+  BufferPtr buffer_;
+};
+
 // One tensor read back; owns its bytes.
 struct StoredTensor {
   std::string name;
   ElementType dtype = ElementType::f32;
   Shape shape;
-  std::vector<char> bytes;
+  StoredBytes bytes;
 };
 
 struct SafetensorsFile {

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <spdlog/spdlog.h>
 
+#include "core/buffer_pool.h"
 #include "dnnl/onednn_info.h"
 #include "io/checkpoint.h"
 #include "models/model_factory.h"
@@ -37,12 +38,18 @@ LoadedRun load_run(const std::string& dir, const std::string& checkpoint_path, s
                fs::path(run.paths.best_checkpoint).filename().string(), " or ",
                fs::path(run.paths.last_checkpoint).filename().string(), ")");
   }
-  io::Checkpoint checkpoint = io::load_checkpoint(run.checkpoint);
-  check_checkpoint_vocabulary(checkpoint.path, checkpoint.metadata, run.vocab->digests);
-  check_checkpoint_model(checkpoint.path, checkpoint.metadata, run.config);
-  io::load_parameters(checkpoint, run.model->parameters());
-  run.precision = set_decoding_precision(
-      *run.model, precision.value_or(io::is_quantized(checkpoint.metadata) ? Precision::int8 : Precision::f32));
+  bool quantized = false;
+  {
+    io::Checkpoint checkpoint = io::load_checkpoint(run.checkpoint);
+    check_checkpoint_vocabulary(checkpoint.path, checkpoint.metadata, run.vocab->digests);
+    check_checkpoint_model(checkpoint.path, checkpoint.metadata, run.config);
+    io::load_parameters(checkpoint, run.model->parameters());
+    quantized = io::is_quantized(checkpoint.metadata);
+  }
+  // The checkpoint's tensors, a copy of the model, go back to the system before the prepared
+  // weights are made: a decoding process would otherwise peak at three copies.
+  BufferPool::instance().trim();
+  run.precision = set_decoding_precision(*run.model, precision.value_or(quantized ? Precision::int8 : Precision::f32));
   return run;
 }
 

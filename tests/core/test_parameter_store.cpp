@@ -1,7 +1,9 @@
+#include <algorithm>
 #include <cmath>
 
 #include <catch2/catch.hpp>
 
+#include "core/buffer_pool.h"
 #include "core/init.h"
 #include "core/parameter_store.h"
 
@@ -61,6 +63,24 @@ TEST_CASE("parameter gradients alias the flat gradient buffer", "[core][paramete
   store.zero_grad();
   CHECK(bias.grad().to_vector() == std::vector<float>(4, 0.f));
   CHECK(weight.grad().to_vector() == std::vector<float>(6, 0.f));
+}
+
+TEST_CASE("the gradient buffer is made on first use - zero-filled - so a decoding store holds none",
+          "[core][parameter_store]") {
+  ParameterStore store(3);
+  Tensor weight = store.add("w", {300, 300}, init::ones());  // beyond the pool's mapped size
+  store.finalize();
+  // The parameters' first storages went back to the system, not into the pool's free blocks.
+  CHECK(BufferPool::instance().stats().cached_bytes == 0);
+  CHECK_FALSE(store.flat_values().has_grad());
+  store.zero_grad();  // nothing to zero: still none
+  CHECK_FALSE(weight.has_grad());
+  CHECK(weight.to_vector() == std::vector<float>(90000, 1.f));
+
+  const float* grads = store.grads();  // the first request makes it
+  CHECK(store.flat_values().has_grad());
+  CHECK(weight.grad().data() == grads + (weight.data() - store.values()));
+  CHECK(std::all_of(grads, grads + store.size(), [](float g) { return g == 0.f; }));
 }
 
 TEST_CASE("the same seed gives the same initial parameters and another seed others", "[core][parameter_store]") {
