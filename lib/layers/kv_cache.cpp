@@ -1,9 +1,7 @@
 #include "layers/kv_cache.h"
 
-#include <algorithm>
 #include <cstring>
 
-#include "core/parallel.h"
 #include "layers/row_gather.h"
 
 namespace attn::layers {
@@ -16,106 +14,105 @@ std::vector<int64_t> every_row(int64_t count) {
   return rows;
 }
 
-// Room for a quarter more steps (8 at least) than `steps`: a storage then serves several steps
-// before it has to grow, and a long search holds at most 2.5x its cache.
-int64_t capacity_for(int64_t steps) { return steps + std::max<int64_t>(8, steps / 4); }
-
-// The first `steps` time positions of rows `rows` of `from` (B, H, capacity, Dh) into the
-// first positions of `into` (B', H, capacity', Dh), any dtype.
-void copy_steps(const Tensor& from, const std::vector<int64_t>& rows, int64_t steps, Tensor& into) {
-  const int64_t kept = into.dim(0), heads = from.dim(1);
-  for (int64_t row : rows)
-    ATTN_CHECK(row >= 0 && row < from.dim(0), "kv cache: row ", row, " of ", to_string(from.shape()));
-  const size_t position_bytes = size_t(from.dim(3)) * dtype_size(from.dtype());
-  const size_t from_plane = size_t(from.dim(2)) * position_bytes, into_plane = size_t(into.dim(2)) * position_bytes;
-  const char* source = static_cast<const char*>(from.raw());
+// Time positions [0, T) of `into` (R, H, T, Dh): for each row r and position t, the Dh values
+// that `source(r, t, h)` points at. Any dtype.
+template <class Source>
+Tensor gathered(const Shape& shape, DType dtype, const Source& source) {
+  Tensor into = Tensor::empty(shape, dtype);  // (R, H, T, Dh)
+  const int64_t heads = shape[1], steps = shape[2];
+  const size_t position_bytes = size_t(shape[3]) * dtype_size(dtype);
   char* target = static_cast<char*>(into.raw());
-  // A beam step copies every layer's whole cache: memory-bound, so the threads share it.
-  parallel_for(kept, heads * steps * from.dim(3), [&](int64_t first, int64_t last) {
-    for (int64_t b = first; b < last; ++b)
-      for (int64_t h = 0; h < heads; ++h)
-        std::memcpy(target + (b * heads + h) * into_plane, source + (rows[b] * heads + h) * from_plane,
-                    size_t(steps) * position_bytes);
-  });
-}
-
-// step (B, H, 1, Dh) into time position `position` of `into` (B, H, capacity, Dh), both f32.
-void write_step(const Tensor& step, int64_t position, Tensor& into) {
-  const int64_t planes = step.dim(0) * step.dim(1), width = step.dim(3);
-  const float* source = step.data();
-  float* target = into.data() + position * width;
-  for (int64_t p = 0; p < planes; ++p)
-    std::memcpy(target + p * into.dim(2) * width, source + p * width, size_t(width) * sizeof(float));
-}
-
-// The first `steps` time positions of rows `rows` of `storage` (B, H, capacity, Dh) as a
-// contiguous tensor: the storage itself when it holds no more and every row once, in order.
-Tensor first_steps(const Tensor& storage, int64_t steps, const std::optional<std::vector<int64_t>>& rows) {
-  if (storage.dim(2) == steps && !rows) return storage;
-  const std::vector<int64_t> kept = rows ? *rows : every_row(storage.dim(0));
-  Tensor result = Tensor::empty({int64_t(kept.size()), storage.dim(1), steps, storage.dim(3)}, storage.dtype());
-  copy_steps(storage, kept, steps, result);
-  return result;
+  for (int64_t r = 0; r < shape[0]; ++r)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t t = 0; t < steps; ++t)
+        std::memcpy(target + ((r * heads + h) * steps + t) * position_bytes, source(r, t, h), position_bytes);
+  return into;
 }
 
 }  // namespace
 
-Tensor StoragePair::next(const Shape& planes_and_width, int64_t steps, int64_t reserve_steps, DType dtype) {
-  // planes_and_width: (B, H, -, Dh); the time axis is what this chooses.
-  const size_t step_bytes = size_t(planes_and_width[0] * planes_and_width[1] * planes_and_width[3]) * dtype_size(dtype);
-  BufferPtr& storage = storage_[next_];
-  next_ = 1 - next_;
-  if (!storage || storage->bytes() < size_t(steps) * step_bytes || storage.use_count() > 1) {
-    storage.reset();  // back to the pool before the new one is taken
-    storage = std::make_shared<Buffer>(size_t(std::max(steps, reserve_steps)) * step_bytes, false);
+KvCache::KvCache(Tensor keys, Tensor values) : memory_keys_(std::move(keys)), memory_values_(std::move(values)) {
+  ATTN_CHECK(memory_keys_.rank() == 4 && memory_values_.shape() == memory_keys_.shape(), "kv cache: keys ",
+             to_string(memory_keys_.shape()), " and values ", to_string(memory_values_.shape()), " differ");
+}
+
+int64_t KvCache::steps() const { return is_memory() ? memory_keys_.dim(2) : int64_t(step_keys_.size()); }
+
+int64_t KvCache::rows() const {
+  if (is_memory()) return row_map_ ? int64_t(row_map_->size()) : memory_keys_.dim(0);
+  return empty() ? 0 : int64_t(step_rows_.size()) / steps();
+}
+
+ops::KeyValues KvCache::entries() const {
+  if (is_memory()) return {memory_keys_, memory_values_, steps(), row_map_ ? &*row_map_ : nullptr};
+  ops::KeyValues entries;
+  entries.length = steps();
+  entries.step_keys = &step_keys_;
+  entries.step_values = &step_values_;
+  entries.step_rows = &step_rows_;
+  return entries;
+}
+
+Tensor KvCache::keys() const {
+  if (is_memory() && !row_map_) return memory_keys_;
+  return gathered_cache(true);
+}
+
+Tensor KvCache::values() const {
+  if (is_memory() && !row_map_) return memory_values_;
+  return gathered_cache(false);
+}
+
+Tensor KvCache::gathered_cache(bool keys) const {
+  if (empty()) return {};
+  const int64_t cache_rows = rows(), steps = this->steps();
+  if (is_memory()) {  // (B, H, S, Dh) through the row map
+    const Tensor& memory = keys ? memory_keys_ : memory_values_;
+    const int64_t heads = memory.dim(1), width = memory.dim(3);
+    const size_t position_bytes = size_t(width) * dtype_size(memory.dtype());
+    const char* base = static_cast<const char*>(memory.raw());
+    return gathered({cache_rows, heads, steps, width}, memory.dtype(), [&](int64_t r, int64_t t, int64_t h) {
+      return base + (((*row_map_)[size_t(r)] * heads + h) * steps + t) * position_bytes;
+    });
   }
-  const int64_t capacity = step_bytes == 0 ? steps : int64_t(storage->bytes() / step_bytes);
-  return Tensor::view_of(storage, nullptr, 0, {planes_and_width[0], planes_and_width[1], capacity, planes_and_width[3]},
-                         dtype);
+  const std::vector<Tensor>& by_step = keys ? step_keys_ : step_values_;  // (R_t, H, 1, Dh) each
+  const int64_t heads = by_step.front().dim(1), width = by_step.front().dim(3);
+  return gathered({cache_rows, heads, steps, width}, DType::f32, [&](int64_t r, int64_t t, int64_t h) {
+    return by_step[size_t(t)].data() + (int64_t(step_rows_[size_t(t * cache_rows + r)]) * heads + h) * width;
+  });
 }
 
-KvCache::KvCache(Tensor keys, Tensor values) : keys_(std::move(keys)), values_(std::move(values)) {
-  ATTN_CHECK(keys_.rank() == 4 && values_.shape() == keys_.shape(), "kv cache: keys ", to_string(keys_.shape()),
-             " and values ", to_string(values_.shape()), " differ");
-  steps_ = keys_.dim(2);
-}
-
-Tensor KvCache::keys() const { return empty() ? keys_ : first_steps(keys_, steps_, row_map_); }
-Tensor KvCache::values() const { return empty() ? values_ : first_steps(values_, steps_, row_map_); }
-
-void KvCache::append(const Tensor& step_keys, const Tensor& step_values) {
+void KvCache::append(Tensor step_keys, Tensor step_values) {
+  ATTN_CHECK(!is_memory(), "kv cache: cross-attention's memory ", to_string(memory_keys_.shape()),
+             " takes no decoding steps");
   ATTN_CHECK(step_keys.rank() == 4 && step_keys.dim(2) == 1 && step_values.shape() == step_keys.shape() &&
                  step_keys.dtype() == DType::f32 && step_values.dtype() == DType::f32,
              "kv cache: a step's keys ", to_string(step_keys.shape()), " and values ", to_string(step_values.shape()),
              " must be (B, H, 1, Dh), f32");
+  const int64_t step_rows = step_keys.dim(0);
   if (!empty()) {  // the step's rows are the cache's after its reorders
-    const int64_t rows = row_map_ ? int64_t(row_map_->size()) : keys_.dim(0);
-    ATTN_CHECK(rows == step_keys.dim(0) && keys_.dim(1) == step_keys.dim(1) && keys_.dim(3) == step_keys.dim(3) &&
-                   keys_.dtype() == DType::f32,
-               "kv cache: a step ", to_string(step_keys.shape()), " for ", rows, " rows of ", to_string(keys_.shape()));
+    const Tensor& last = step_keys_.back();
+    ATTN_CHECK(step_rows == rows() && step_keys.dim(1) == last.dim(1) && step_keys.dim(3) == last.dim(3),
+               "kv cache: a step ", to_string(step_keys.shape()), " for ", rows(), " rows of steps like ",
+               to_string(last.shape()));
   }
-  if (empty() || row_map_ || steps_ == keys_.dim(2)) {  // no room in place: copy into the other storage
-    const int64_t steps = steps_ + 1, reserve = capacity_for(steps);
-    Tensor new_keys = key_storage_.next(step_keys.shape(), steps, reserve, DType::f32);
-    Tensor new_values = value_storage_.next(step_keys.shape(), steps, reserve, DType::f32);
-    if (!empty()) {
-      const std::vector<int64_t> rows = row_map_ ? *row_map_ : every_row(keys_.dim(0));
-      copy_steps(keys_, rows, steps_, new_keys);
-      copy_steps(values_, rows, steps_, new_values);
-    }
-    keys_ = std::move(new_keys);
-    values_ = std::move(new_values);
-    row_map_.reset();
-  }
-  write_step(step_keys, steps_, keys_);
-  write_step(step_values, steps_, values_);
-  ++steps_;
+  for (int64_t r = 0; r < step_rows; ++r) step_rows_.push_back(int32_t(r));
+  step_keys_.push_back(std::move(step_keys));
+  step_values_.push_back(std::move(step_values));
 }
 
 void KvCache::select_rows(const std::vector<int64_t>& rows) {
   if (empty()) return;
-  // A second reorder picks among the first's rows.
-  row_map_ = layers::select_rows(row_map_ ? *row_map_ : every_row(keys_.dim(0)), rows);
+  if (is_memory()) {  // a second reorder picks among the first's rows
+    row_map_ = layers::select_rows(row_map_ ? *row_map_ : every_row(memory_keys_.dim(0)), rows);
+    return;
+  }
+  const int64_t before = this->rows(), kept = int64_t(rows.size());
+  for (int64_t row : rows) ATTN_CHECK(row >= 0 && row < before, "kv cache: row ", row, " of ", before, " rows");
+  std::vector<int32_t> lineage(size_t(steps() * kept));  // (steps, kept)
+  for (int64_t t = 0; t < steps(); ++t)
+    for (int64_t r = 0; r < kept; ++r) lineage[size_t(t * kept + r)] = step_rows_[size_t(t * before + rows[r])];
+  step_rows_ = std::move(lineage);
 }
 
 }  // namespace attn::layers

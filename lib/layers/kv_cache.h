@@ -4,24 +4,17 @@
 // self-attention it grows by one step per call; for cross-attention it holds the projected
 // encoder output, computed once per sentence. Beam search reorders its rows.
 //
-// The cache lives in (B, H, capacity, Dh) storages with room for more steps: an append with
-// room writes the step in place, and only a reorder or a full storage copies the cache. A
-// reorder (select_rows) copies nothing at once: it records which stored row each row of the
-// cache reads (a row map, which ops::attention_step follows), and the next append gathers the
-// kept rows and adds the new step in one pass. So beam search copies each self-attention cache
-// once a step, greedy search once every few steps, and cross-attention's memory, which no step
-// appends to, never: its B source rows serve every beam of their sentence.
+// Self-attention's cache keeps each step's keys and values as the step made them, one
+// (R_t, H, 1, Dh) tensor each, and for every row of the cache the row of each step it reads
+// (its lineage). A reorder (select_rows) rewrites only those row numbers, and an append adds a
+// tensor: no step moves a key once written. A cache in (B, H, T, Dh) tensors had to gather every
+// kept row at each beam step, the whole cache of every layer, and kept a second storage to
+// gather into (docs/performance.md, "where a beam step goes").
 //
-// The copies go back and forth between two storages per tensor (StoragePair), so a copy
-// allocates nothing. A new tensor per step was a new pool block every few steps (each longer
-// cache its own size class), mapped and faulted in afresh, and its arrival evicted the blocks
-// the rest of the step reuses, so beam search spent its time in page faults (docs/performance.md,
-// "Decoding speed", "where a beam step goes").
-//
-// Shapes: storages (B, H, capacity, Dh), the first steps() time positions the cache; a step
-// (R, H, 1, Dh), R the cache's rows (B, or the row map's length).
+// Cross-attention's cache is the memory: (B, H, S, Dh) keys and values, and a row map from the
+// cache's rows to the B source rows, so its B rows serve every beam of their sentence and a
+// reorder copies nothing.
 #include <optional>
-#include <utility>
 #include <vector>
 
 #include "core/tensor.h"
@@ -29,51 +22,46 @@
 
 namespace attn::layers {
 
-// Two storages written in turn: a tensor copied from one goes into the other.
-class StoragePair {
- public:
-  // A (B, H, capacity, Dh) view of the storage not written last, with capacity >= `steps`: all
-  // the room that storage has. It is replaced by a new one with room for `reserve_steps` when
-  // it has less than `steps` or something besides this pair still holds it.
-  Tensor next(const Shape& planes_and_width, int64_t steps, int64_t reserve_steps, DType dtype);
-
- private:
-  BufferPtr storage_[2];
-  int next_ = 0;
-};
-
 class KvCache {
  public:
+  // An empty self-attention cache.
   KvCache() = default;
   // A full cache: cross-attention's projected memory, keys and values (B, H, S, Dh).
   KvCache(Tensor keys, Tensor values);
-  // One owner: an append writes in place into storage no other handle reads.
   KvCache(KvCache&&) = default;
   KvCache& operator=(KvCache&&) = default;
   KvCache(const KvCache&) = delete;
   KvCache& operator=(const KvCache&) = delete;
 
-  bool empty() const { return steps_ == 0; }
-  int64_t steps() const { return steps_; }
-  // The storages, how many steps they hold and the row map, as ops::attention_step reads them.
-  ops::KeyValues entries() const { return {keys_, values_, steps_, row_map_ ? &*row_map_ : nullptr}; }
-  // The cache as contiguous (R, H, steps, Dh) tensors: the storages themselves when full and
-  // not reordered (the memory), else copies.
+  bool empty() const { return steps() == 0; }
+  int64_t steps() const;
+  // The keys and values as ops::attention_step reads them.
+  ops::KeyValues entries() const;
+  // The cache as contiguous (R, H, steps, Dh) tensors: the memory itself when not reordered,
+  // else gathered copies.
   Tensor keys() const;
   Tensor values() const;
 
-  // Appends one decoding step's keys and values (R, H, 1, Dh), f32, along the time axis: the
-  // cache's rows after the last reorder.
-  void append(const Tensor& step_keys, const Tensor& step_values);
-  // Keeps rows `rows` (with repeats) of the cache's rows: beam search's reorder. Reorders
-  // compose; the next append carries them out.
+  // Appends one decoding step's keys and values (R, H, 1, Dh), f32, along the time axis, R the
+  // cache's rows after the last reorder. Keeps the tensors: their storage is not to be written
+  // again. Self-attention caches only.
+  void append(Tensor step_keys, Tensor step_values);
+  // Keeps rows `rows` (with repeats) of the cache's rows: beam search's reorder. Copies no key.
   void select_rows(const std::vector<int64_t>& rows);
 
  private:
-  Tensor keys_, values_;  // (B, H, capacity, Dh)
-  int64_t steps_ = 0;
-  std::optional<std::vector<int64_t>> row_map_;  // the stored row each row reads; none = row i reads row i
-  StoragePair key_storage_, value_storage_;
+  bool is_memory() const { return memory_keys_.defined(); }
+  int64_t rows() const;
+  Tensor gathered_cache(bool keys) const;  // keys() or values() as a copy
+
+  // Self-attention: step t's keys and values (R_t, H, 1, Dh), and row r's lineage: the row of
+  // step t it reads is step_rows_[t * rows() + r].
+  std::vector<Tensor> step_keys_, step_values_;
+  std::vector<int32_t> step_rows_;
+  // Cross-attention: the memory (B, H, S, Dh) and the stored row each row reads (none: row r
+  // reads row r).
+  Tensor memory_keys_, memory_values_;
+  std::optional<std::vector<int64_t>> row_map_;
 };
 
 }  // namespace attn::layers

@@ -24,6 +24,7 @@ AttentionOutput MultiHeadAttention::attend(const RunContext& ctx, const Tensor& 
   if (queries.dim(2) == 1 && !ctx.training && !weights_grad && !ctx.tape.needs_grad(queries, kv.keys, kv.values)) {
     result = ops::attention_step(queries, kv, mask);
   } else {
+    ATTN_CHECK(!kv.in_steps(), "attention: a KV cache's steps are read by decoding steps only");
     ATTN_CHECK(kv.length == kv.keys.dim(2) && !kv.rows, "attention: ", kv.length, " keys of a storage of ",
                kv.keys.dim(2), kv.rows ? " read through a row map (decoding steps only)" : "");
     ops::AttentionOptions options;

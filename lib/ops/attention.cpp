@@ -239,11 +239,53 @@ namespace {
 inline float as_float(float x) { return x; }
 inline float as_float(uint16_t x) { return bf16_to_f32(x); }
 
-// scores[j] = scale q . keys[j] for the `count` keys (rows of `width`) of one (b, h) row.
+// Where one (b, h) query row finds its key and value j, in the storages form: rows of `width`
+// one after another.
 template <class T>
-void score_keys(const T* q, const T* keys, int64_t count, int64_t width, float scale, float* scores) {
+struct StoredRow {
+  const T *keys, *values;
+  int64_t width;
+  const T* key(int64_t j) const { return keys + j * width; }
+  const T* value(int64_t j) const { return values + j * width; }
+};
+
+// The storages form (ops::KeyValues): (B, H, capacity, Dh) storages; query row b reads stored
+// row stored_row[b].
+template <class T>
+struct Storages {
+  const T *keys, *values;
+  int64_t capacity, heads, width;
+  const std::vector<int64_t>& stored_row;
+  StoredRow<T> row(int64_t b, int64_t h) const {
+    const int64_t at = (stored_row[b] * heads + h) * capacity * width;
+    return {keys + at, values + at, width};
+  }
+};
+
+// The steps form, f32: keys[j] and values[j] (R_j, H, 1, Dh); query row b reads row
+// rows[j * query_rows + b] of step j.
+struct Steps {
+  const std::vector<const float*>& keys;
+  const std::vector<const float*>& values;
+  const int32_t* rows;
+  int64_t query_rows, heads, width;
+  struct Row {
+    const Steps& steps;
+    int64_t b, h;
+    int64_t at(int64_t j) const {
+      return (int64_t(steps.rows[j * steps.query_rows + b]) * steps.heads + h) * steps.width;
+    }
+    const float* key(int64_t j) const { return steps.keys[size_t(j)] + at(j); }
+    const float* value(int64_t j) const { return steps.values[size_t(j)] + at(j); }
+  };
+  Row row(int64_t b, int64_t h) const { return {*this, b, h}; }
+};
+
+// scores[j] = scale q . key j for the `count` keys of one (b, h) row.
+template <class T, class Row>
+void score_keys(const T* q, const Row& row, int64_t count, int64_t width, float scale, float* scores) {
   for (int64_t j = 0; j < count; ++j) {
-    const T* key = keys + j * width;
+    const T* key = row.key(j);
     float dot = 0.f;
 #pragma omp simd reduction(+ : dot)
     for (int64_t d = 0; d < width; ++d) dot += as_float(q[d]) * as_float(key[d]);
@@ -251,43 +293,41 @@ void score_keys(const T* q, const T* keys, int64_t count, int64_t width, float s
   }
 }
 
-// output = sum_j weights[j] values[j] over `count` values (rows of `width`).
-template <class T>
-void weigh_values(const float* weights, const T* values, int64_t count, int64_t width, float* output) {
+// output = sum_j weights[j] value j over the `count` values of one (b, h) row.
+template <class Row>
+void weigh_values(const float* weights, const Row& row, int64_t count, int64_t width, float* output) {
   std::fill(output, output + width, 0.f);
   for (int64_t j = 0; j < count; ++j) {
-    const T* value = values + j * width;
+    const auto* value = row.value(j);
     const float weight = weights[j];
 #pragma omp simd
     for (int64_t d = 0; d < width; ++d) output[d] += weight * as_float(value[d]);
   }
 }
 
-// stored_row: the (B) row of the storages each query row b reads.
-template <class T>
-void attend_rows(const T* q, const T* keys, const T* values, int64_t capacity, const std::vector<int64_t>& stored_row,
-                 const Dims& dims, const AttentionMask& mask, float* weights, float* output) {
+// Every (b, h) query row over its keys and values in `source` (Storages or Steps).
+template <class T, class Source>
+void attend_rows(const T* q, const Source& source, const Dims& dims, const AttentionMask& mask, float* weights,
+                 float* output) {
   const float scale = 1.f / std::sqrt(static_cast<float>(dims.head_width));
   const float position = float(dims.keys - 1);  // the query's, in the offset form
   const int64_t width = dims.head_width;
   parallel_for(dims.rows(), dims.keys * width, [&](int64_t first, int64_t last) {
     for (int64_t r = first; r < last; ++r) {  // r = (b, h)
       const int64_t b = r / dims.heads, h = r % dims.heads;
-      const int64_t stored = (stored_row[b] * dims.heads + h) * capacity * width;
+      const auto row = source.row(b, h);
       float* row_weights = weights + r * dims.keys;
-      score_keys(q + r * width, keys + stored, dims.keys, width, scale, row_weights);
+      score_keys(q + r * width, row, dims.keys, width, scale, row_weights);
       softmax_row(row_weights, dims.keys, visible_keys(dims, mask, b, 0), mask.bias, h, position);
-      weigh_values(row_weights, values + stored, dims.keys, width, output + r * width);
+      weigh_values(row_weights, row, dims.keys, width, output + r * width);
     }
   });
 }
 
-}  // namespace
-
-AttentionResult attention_step(const Tensor& q, const KeyValues& kv, const AttentionMask& mask) {
+// The storages form's checks; the stored row each query row reads.
+std::vector<int64_t> checked_storage_rows(const Tensor& q, const KeyValues& kv) {
   const Tensor& k = kv.keys;
-  ATTN_CHECK(q.rank() == 4 && q.dim(2) == 1 && k.rank() == 4, "attention_step: q must be (B, H, 1, Dh) and k (B, H, ",
-             "capacity, Dh), got q ", to_string(q.shape()), ", k ", to_string(k.shape()));
+  ATTN_CHECK(k.rank() == 4, "attention_step: k must be (B, H, capacity, Dh), got ", to_string(k.shape()));
   const int64_t query_rows = kv.rows ? int64_t(kv.rows->size()) : k.dim(0);
   ATTN_CHECK(q.dim(0) == query_rows && q.dim(1) == k.dim(1) && q.dim(3) == k.dim(3), "attention_step: q ",
              to_string(q.shape()), " does not fit k ", to_string(k.shape()),
@@ -304,19 +344,65 @@ AttentionResult attention_step(const Tensor& q, const KeyValues& kv, const Atten
              " differ");
   ATTN_CHECK(kv.length >= 1 && kv.length <= k.dim(2), "attention_step: ", kv.length, " keys in a capacity of ",
              k.dim(2));
+  return stored_row;
+}
+
+// The steps form's checks; each step's keys and values as pointers.
+std::pair<std::vector<const float*>, std::vector<const float*>> checked_steps(const Tensor& q, const KeyValues& kv) {
+  const int64_t rows = q.dim(0), length = kv.length;
+  ATTN_CHECK(q.dtype() == DType::f32, "attention_step: q must be f32 over cached steps, got ", dtype_name(q.dtype()));
+  ATTN_CHECK(length >= 1 && kv.step_values && kv.step_rows && int64_t(kv.step_keys->size()) == length &&
+                 int64_t(kv.step_values->size()) == length && int64_t(kv.step_rows->size()) == length * rows,
+             "attention_step: ", length, " steps for q ", to_string(q.shape()), " but ", kv.step_keys->size(),
+             " keys, ", kv.step_values ? kv.step_values->size() : 0, " values and ",
+             kv.step_rows ? kv.step_rows->size() : 0, " row numbers");
+  std::vector<const float*> keys, values;
+  for (int64_t j = 0; j < length; ++j) {
+    const Tensor &k = (*kv.step_keys)[size_t(j)], &v = (*kv.step_values)[size_t(j)];
+    ATTN_CHECK(k.rank() == 4 && k.dim(2) == 1 && k.dim(1) == q.dim(1) && k.dim(3) == q.dim(3) && v.shape() == k.shape() &&
+                   k.dtype() == DType::f32 && v.dtype() == DType::f32,
+               "attention_step: step ", j, "'s keys ", to_string(k.shape()), " and values ", to_string(v.shape()),
+               " do not fit q ", to_string(q.shape()));
+    for (int64_t b = 0; b < rows; ++b) {
+      const int32_t row = (*kv.step_rows)[size_t(j * rows + b)];
+      ATTN_CHECK(row >= 0 && row < k.dim(0), "attention_step: row ", row, " of step ", j, " outside its ",
+                 to_string(k.shape()));
+    }
+    keys.push_back(k.data());
+    values.push_back(v.data());
+  }
+  return {std::move(keys), std::move(values)};
+}
+
+}  // namespace
+
+AttentionResult attention_step(const Tensor& q, const KeyValues& kv, const AttentionMask& mask) {
+  ATTN_CHECK(q.rank() == 4 && q.dim(2) == 1, "attention_step: q must be (B, H, 1, Dh), got ", to_string(q.shape()));
   ATTN_CHECK(!q.requires_grad(), "attention_step: decoding only, q needs no gradient");
   const Dims dims{q.dim(0), q.dim(1), 1, kv.length, q.dim(3)};
-  check_dims_and_mask(dims, mask, q, k);
-
-  Tensor weights = Tensor::empty({dims.batch, dims.heads, 1, dims.keys});       // (B, H, 1, Tk)
-  Tensor output = Tensor::empty({dims.batch, dims.heads, 1, dims.head_width});  // (B, H, 1, Dh)
-  if (q.dtype() == DType::bf16) {
-    attend_rows(q.data_bf16(), k.data_bf16(), kv.values.data_bf16(), k.dim(2), stored_row, dims, mask, weights.data(),
-                output.data());
-  } else {
-    attend_rows(q.data(), k.data(), kv.values.data(), k.dim(2), stored_row, dims, mask, weights.data(), output.data());
+  AttentionResult result;  // output (B, H, 1, Dh), weights (B, H, 1, Tk)
+  auto attend = [&](const auto* queries, const auto& source) {
+    result.weights = Tensor::empty({dims.batch, dims.heads, 1, dims.keys});
+    result.output = Tensor::empty({dims.batch, dims.heads, 1, dims.head_width});
+    attend_rows(queries, source, dims, mask, result.weights.data(), result.output.data());
+  };
+  if (kv.in_steps()) {
+    const auto [keys, values] = checked_steps(q, kv);
+    check_dims_and_mask(dims, mask, q, kv.step_keys->front());
+    attend(q.data(), Steps{keys, values, kv.step_rows->data(), dims.batch, dims.heads, dims.head_width});
+    return result;
   }
-  return {output, weights};
+  const std::vector<int64_t> stored_row = checked_storage_rows(q, kv);
+  check_dims_and_mask(dims, mask, q, kv.keys);
+  const int64_t capacity = kv.keys.dim(2);
+  if (q.dtype() == DType::bf16) {
+    attend(q.data_bf16(), Storages<uint16_t>{kv.keys.data_bf16(), kv.values.data_bf16(), capacity, dims.heads,
+                                             dims.head_width, stored_row});
+  } else {
+    attend(q.data(), Storages<float>{kv.keys.data(), kv.values.data(), capacity, dims.heads, dims.head_width,
+                                     stored_row});
+  }
+  return result;
 }
 
 }  // namespace attn::ops

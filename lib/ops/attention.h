@@ -80,18 +80,26 @@ struct AttentionResult {
 AttentionResult attention(Tape& tape, const Tensor& q, const Tensor& k, const Tensor& v,
                           const AttentionOptions& options = {});
 
-// The keys and values a decoding step attends over: (B, H, capacity, Dh) storages whose first
-// `length` time positions hold them, the rest room for a KV cache to grow in place. With a row
-// map, query row r reads stored row (*rows)[r]: beam search's beams share their sentence's
-// memory, and a reorder waits for the next append instead of copying.
+// The keys and values a decoding step attends over, in one of two forms.
+//  - Storages: (B, H, capacity, Dh) tensors whose first `length` time positions hold them, the
+//    rest room to grow in. With a row map, query row r reads stored row (*rows)[r]: beam
+//    search's beams share their sentence's memory (cross-attention).
+//  - Steps: one f32 (R_j, H, 1, Dh) tensor of keys and one of values per time position j, as a
+//    KV cache's appends made them; query row r reads row (*step_rows)[j * R + r] of step j, R
+//    being q's rows. A beam search reorder rewrites these row numbers instead of moving keys.
 struct KeyValues {
-  Tensor keys, values;                         // (B, H, capacity, Dh), f32 or bf16
+  Tensor keys, values;                         // storages: (B, H, capacity, Dh), f32 or bf16
   int64_t length = 0;                          // Tk
-  const std::vector<int64_t>* rows = nullptr;  // (R) rows of B, or none: row r reads row r
+  const std::vector<int64_t>* rows = nullptr;  // storages: (R) rows of B, or none: row r reads row r
+  const std::vector<Tensor>* step_keys = nullptr;  // steps: (Tk) tensors (R_j, H, 1, Dh)
+  const std::vector<Tensor>* step_values = nullptr;
+  const std::vector<int32_t>* step_rows = nullptr;  // steps: (Tk, R)
+
+  bool in_steps() const { return step_keys != nullptr; }
 };
 
 // attention()'s forward for one query per row (q (B, H, 1, Dh), of the keys' dtype) over the
-// first kv.length keys, without dropout or gradient: incremental decoding. It runs in attn's
+// kv.length keys, without dropout or gradient: incremental decoding. It runs in attn's
 // own loops, one (b, h) row at a time, where attention() makes two batched products of a few
 // hundred flops per row and pays oneDNN's dispatch for each; the sums run in another order, so
 // it agrees with attention() to rounding (tests/ops/test_attention.cpp bounds it).

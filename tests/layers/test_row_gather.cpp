@@ -32,24 +32,26 @@ TEST_CASE("a kv cache gathers its keys and values by row - an empty one stays em
   CHECK(cache.values().to_vector() == std::vector<float>{4, 4, 3});
 }
 
-TEST_CASE("a reorder is read through a row map - the next append carries it out", "[layers][rows]") {
+TEST_CASE("a kv cache keeps each step as appended - a reorder rewrites only its row numbers", "[layers][rows]") {
   auto steps = [](float first) {  // (2, 1, 1, 1) keys, values
     return std::make_pair(Tensor::from_vector({2, 1, 1, 1}, {first, first + 1}),
                           Tensor::from_vector({2, 1, 1, 1}, {first + 10, first + 11}));
   };
   layers::KvCache cache;
-  cache.append(steps(1).first, steps(1).second);
-  const float* storage = cache.entries().keys.data();
+  const auto first = steps(1);
+  cache.append(first.first, first.second);
   // Two reorders compose: {1, 0} then {1, 1} keeps row 0 twice.
   cache.select_rows({1, 0});
   cache.select_rows({1, 1});
-  CHECK(cache.entries().keys.data() == storage);  // nothing copied yet
-  CHECK(*cache.entries().rows == std::vector<int64_t>{0, 0});
+  REQUIRE(cache.entries().in_steps());
+  CHECK(cache.entries().step_keys->front().same_storage(first.first));  // nothing copied
+  CHECK(*cache.entries().step_rows == std::vector<int32_t>{0, 0});
   CHECK(cache.keys().to_vector() == std::vector<float>{1, 1});
   CHECK(cache.values().to_vector() == std::vector<float>{11, 11});
   CHECK_THROWS_WITH(cache.select_rows({2}), Catch::Contains("row 2 of 2"));
   cache.append(steps(5).first, steps(5).second);
-  CHECK(cache.entries().rows == nullptr);  // the append gathered the rows
+  CHECK(cache.entries().step_keys->front().same_storage(first.first));  // still nothing copied
+  CHECK(*cache.entries().step_rows == std::vector<int32_t>{0, 0, 0, 1});  // (steps, rows)
   CHECK(cache.keys().shape() == Shape{2, 1, 2, 1});
   CHECK(cache.keys().to_vector() == std::vector<float>{1, 5, 1, 6});
   CHECK(cache.values().to_vector() == std::vector<float>{11, 15, 11, 16});
@@ -68,58 +70,34 @@ TEST_CASE("source rows: beams reordered within their sentences move nothing - a 
   CHECK_THROWS_WITH(rows.reorder({2}), Catch::Contains("row 2 of 2"));
 }
 
-TEST_CASE("a kv cache appends in place while its storage has room - then copies into a larger one", "[layers][rows]") {
-  auto step = [](float value) { return Tensor::from_vector({2, 1, 1, 1}, {value, -value}); };  // (2, 1, 1, 1)
-  auto expected = [](int64_t steps) {  // (2, 1, steps, 1): row 0 holds 1..steps, row 1 their negatives
-    std::vector<float> values;
-    for (float sign : {1.f, -1.f})
-      for (int64_t t = 1; t <= steps; ++t) values.push_back(sign * float(t));
-    return values;
-  };
+TEST_CASE("a kv cache reordered every step moves no key - each row reads its own history", "[layers][rows]") {
+  // Beam search over 12 steps: rows swap before every append, and row r's key at step t is
+  // 100 r + t when it is appended; the keys a row reads at the end follow its swaps back.
   layers::KvCache cache;
-  cache.append(step(1), step(1));
-  const int64_t capacity = cache.entries().keys.dim(2);
-  CHECK(capacity == 9);  // room for 8 more steps
-  const float* storage = cache.entries().keys.data();
-  for (int t = 2; t <= capacity; ++t) cache.append(step(float(t)), step(float(t)));
-  CHECK(cache.entries().keys.data() == storage);  // every append wrote in place
-  CHECK(cache.steps() == capacity);
-  // A full cache is its storage: a handle to it stays valid, since the next append moves out.
-  const Tensor held = cache.keys();
-  CHECK(held.same_storage(cache.entries().keys));
-  CHECK(held.to_vector() == expected(capacity));
-  cache.append(step(10), step(10));
-  CHECK(cache.entries().keys.data() != storage);
-  CHECK(cache.entries().keys.dim(2) > 10);
-  CHECK(cache.keys().shape() == Shape{2, 1, 10, 1});
-  CHECK(cache.keys().to_vector() == expected(10));
-  CHECK(cache.values().to_vector() == expected(10));
-  // Filled again, the cache moves back to the first storage's place, which `held` still holds:
-  // it takes a new one and leaves `held` as it was.
-  const int64_t second_capacity = cache.entries().keys.dim(2);
-  while (cache.steps() <= second_capacity) cache.append(step(float(cache.steps() + 1)), step(0));
-  CHECK_FALSE(cache.entries().keys.same_storage(held));
-  CHECK(held.to_vector() == expected(capacity));
-  CHECK(cache.keys().to_vector() == expected(cache.steps()));
-  CHECK(cache.values().to_vector() != cache.keys().to_vector());  // the values got zeros since step 11
-  CHECK_THROWS_WITH(cache.append(Tensor::full({3, 1, 1, 1}, 0.f), Tensor::full({3, 1, 1, 1}, 0.f)),
-                    Catch::Contains("(3, 1, 1, 1)"));
-}
-
-TEST_CASE("a kv cache reordered every step alternates two storages - reused two steps later", "[layers][rows]") {
-  auto step = [](float value) { return Tensor::full({2, 1, 1, 1}, value); };  // (2, 1, 1, 1)
-  layers::KvCache cache;
-  cache.append(step(1), step(1));
-  std::vector<const float*> storages;
-  for (int t = 2; t <= 5; ++t) {
-    cache.select_rows({1, 0});  // beam search: a reorder before every append
-    cache.append(step(float(t)), step(float(t)));
-    storages.push_back(cache.entries().keys.data());
+  std::vector<Tensor> appended;
+  std::vector<std::vector<float>> history(2);  // what each row must read, in time order
+  for (int t = 1; t <= 12; ++t) {
+    if (t > 1) {
+      cache.select_rows({1, 0});
+      std::swap(history[0], history[1]);
+    }
+    appended.push_back(Tensor::from_vector({2, 1, 1, 1}, {float(t), float(100 + t)}));
+    cache.append(appended.back(), Tensor::full({2, 1, 1, 1}, float(t)));
+    history[0].push_back(float(t));
+    history[1].push_back(float(100 + t));
   }
-  CHECK(storages[0] != storages[1]);
-  CHECK(storages[2] == storages[0]);
-  CHECK(storages[3] == storages[1]);
-  CHECK(cache.keys().to_vector() == std::vector<float>{1, 2, 3, 4, 5, 1, 2, 3, 4, 5});
+  REQUIRE(cache.steps() == 12);
+  for (size_t t = 0; t < appended.size(); ++t) CHECK((*cache.entries().step_keys)[t].same_storage(appended[t]));
+  std::vector<float> expected = history[0];
+  expected.insert(expected.end(), history[1].begin(), history[1].end());
+  CHECK(cache.keys().shape() == Shape{2, 1, 12, 1});
+  CHECK(cache.keys().to_vector() == expected);
+  // Rows dropped and repeated: a sentence finished, another keeps one beam twice.
+  cache.select_rows({1, 1, 0});
+  CHECK(cache.keys().to_vector().front() == history[1].front());
+  CHECK(cache.keys().shape() == Shape{3, 1, 12, 1});
+  CHECK_THROWS_WITH(cache.append(Tensor::full({2, 1, 1, 1}, 0.f), Tensor::full({2, 1, 1, 1}, 0.f)),
+                    Catch::Contains("for 3 rows"));
 }
 
 TEST_CASE("a memory cache reordered keeps its storage - its reads follow the row map - bf16 too", "[layers][rows]") {
@@ -137,6 +115,8 @@ TEST_CASE("a memory cache reordered keeps its storage - its reads follow the row
   CHECK(*cache.entries().rows == std::vector<int64_t>{0, 2});
   CHECK(cache.values().to_vector() == std::vector<float>{0, 1, 20, 21});
   CHECK(cache.entries().values.shape() == Shape{3, 1, 1, 2});  // still the three stored rows
+  CHECK_THROWS_WITH(cache.append(Tensor::zeros({2, 1, 1, 2}), Tensor::zeros({2, 1, 1, 2})),
+                    Catch::Contains("takes no decoding steps"));
 }
 
 TEST_CASE("a kv cache refuses what does not fit it - naming the shapes", "[layers][rows]") {

@@ -252,6 +252,48 @@ TEST_CASE("attention_step through a row map equals attention_step on the gathere
   CHECK_THROWS_WITH(ops::attention_step(q, {k, v, T, &outside}), Catch::Contains("row map entry 3"));
 }
 
+TEST_CASE("attention_step over per-step tensors and row numbers equals it over the gathered storages - bit for bit",
+          "[ops][attention]") {
+  const int64_t H = 2, T = 4, Dh = 4, R = 3;
+  // Step t holds step_rows[t] rows; query row r reads row lineage[t][r] of step t.
+  const std::vector<int64_t> step_rows{2, 3, 3, 3};
+  const std::vector<std::vector<int32_t>> lineage{{0, 0, 1}, {2, 0, 0}, {1, 1, 2}, {0, 1, 2}};
+  std::vector<Tensor> keys, values;
+  for (int64_t t = 0; t < T; ++t) {
+    keys.push_back(random_tensor({step_rows[t], H, 1, Dh}, 100 + t, 1.f, false));
+    values.push_back(random_tensor({step_rows[t], H, 1, Dh}, 110 + t, 1.f, false));
+  }
+  std::vector<int32_t> rows;  // (T, R)
+  for (const auto& step : lineage) rows.insert(rows.end(), step.begin(), step.end());
+  auto gathered = [&](const std::vector<Tensor>& steps) {  // (R, H, T, Dh)
+    Tensor result = Tensor::empty({R, H, T, Dh});
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t t = 0; t < T; ++t)
+          std::copy_n(steps[t].data() + (lineage[t][r] * H + h) * Dh, Dh, result.data() + ((r * H + h) * T + t) * Dh);
+    return result;
+  };
+  const Tensor q = random_tensor({R, H, 1, Dh}, 120, 1.f, false);
+  const ops::AttentionMask mask = ops::AttentionMask::causal_mask(ops::AttentionBias{{0.5f, 0.25f}});
+  const ops::AttentionResult expected = ops::attention_step(q, {gathered(keys), gathered(values), T}, mask);
+  ops::KeyValues steps;
+  steps.length = T;
+  steps.step_keys = &keys;
+  steps.step_values = &values;
+  steps.step_rows = &rows;
+  const ops::AttentionResult stepped = ops::attention_step(q, steps, mask);
+  CHECK(stepped.output.to_vector() == expected.output.to_vector());
+  CHECK(stepped.weights.to_vector() == expected.weights.to_vector());
+
+  std::vector<int32_t> outside = rows;
+  outside[2] = 2;  // step 0 has two rows
+  steps.step_rows = &outside;
+  CHECK_THROWS_WITH(ops::attention_step(q, steps, mask), Catch::Contains("row 2 of step 0"));
+  const std::vector<int32_t> too_few(rows.begin(), rows.end() - 1);
+  steps.step_rows = &too_few;
+  CHECK_THROWS_WITH(ops::attention_step(q, steps, mask), Catch::Contains("11 row numbers"));
+}
+
 TEST_CASE("attention_step rejects what it cannot read - naming it", "[ops][attention]") {
   Tensor q = Tensor::zeros({1, 2, 1, 4}), k = Tensor::zeros({1, 2, 5, 4});
   CHECK_THROWS_WITH(ops::attention_step(q, {k, k, 6}), Catch::Contains("6 keys in a capacity of 5"));
