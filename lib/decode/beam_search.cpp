@@ -2,13 +2,21 @@
 // up to K) as rows of the decoder state, so no step computes a row that cannot be chosen. Each
 // step scores all continuations of the live beams, keeps the best 2K candidates, moves those
 // ending in eos to the sentence's finished list (ranked with the length penalty) and the best K
-// others on as the next beams. A sentence is done when it has K finished hypotheses or reaches
-// its length limit (then its live beams are finished as they are). Finished sentences leave the
-// batch. The step's logits processors (decode/logits_processor.h) see each live beam's logits
+// others on as the next beams. A sentence is done when it reaches its length limit (then its
+// live beams are finished as they are) or when its search is decided:
+//   - with a length penalty, at K finished hypotheses (fairseq's rule, Marian's too: a longer
+//     hypothesis may still rank first, so the search stops at a count);
+//   - without one, when its n best finished hypotheses score at least its best live beam: a
+//     score is then a sum of log-probabilities, which only falls as a hypothesis grows, so no
+//     live beam can overtake them. That is exact, and earlier than K finished on most sentences
+//     (CTranslate2 stops there too, when its best beam ends); it also goes on past K finished
+//     while a live beam could still win.
+// Finished sentences leave the batch. The step's logits processors (decode/logits_processor.h) see each live beam's logits
 // before their log-sum-exp, and what they forbid is set before its continuations are ranked. A
 // sentence with a prefix keeps its one beam and extends it by the prefix's tokens until the
 // prefix ends: its beams diverge after it.
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <numeric>
 
@@ -55,8 +63,18 @@ std::vector<int> force_prefix_token(SentenceSearch& sentence, const StepScores& 
   return {0};
 }
 
+// Whether the sentence's search stops when its hypotheses are decided, not at K finished (the
+// header): without a length penalty.
+bool stops_when_decided(const SearchOptions& options) { return options.length_penalty == 0.f; }
+
+// Whether a finished hypothesis is kept: all of them when the search stops when decided (a
+// later one may rank first), else the first K.
+bool keeps_finished(const SentenceSearch& sentence, const SearchOptions& options) {
+  return stops_when_decided(options) || int(sentence.finished.size()) < options.beam;
+}
+
 // Advances one sentence by one token on its rows of scores (live beams, width). Returns the
-// origin beam of each new live beam.
+// origin beam of each new live beam, which are ranked best first.
 std::vector<int> advance(SentenceSearch& sentence, const StepScores& scores, const SearchOptions& options) {
   int k = options.beam;
   std::vector<Beam> next;
@@ -71,22 +89,35 @@ std::vector<int> advance(SentenceSearch& sentence, const StepScores& scores, con
     beam.tokens.push_back(candidate.token);
     if (candidate.token == options.eos_id) {
       // As fairseq: an ending counts only when it ranks among the top K, so beam 1 is greedy.
-      if (int(rank) < k && int(sentence.finished.size()) < k) finish(sentence, std::move(beam), options);
-    } else if (int(next.size()) < k) {
+      if (int(rank) < k && keeps_finished(sentence, options)) finish(sentence, std::move(beam), options);
+    } else {
       next.push_back(std::move(beam));
       origins.push_back(candidate.beam);
     }
-    if (int(next.size()) == k && int(sentence.finished.size()) >= k) break;
+    if (int(next.size()) == k) break;  // the candidates left rank K or lower: no ending counts
   }
   if (next.empty())  // every continuation forbidden: the live beams end where they are
     for (Beam& beam : sentence.beams)
-      if (int(sentence.finished.size()) < k) finish(sentence, std::move(beam), options);
+      if (keeps_finished(sentence, options)) finish(sentence, std::move(beam), options);
   sentence.beams = std::move(next);
   return origins;
 }
 
+// Whether the n best finished hypotheses score at least the best live beam (beams[0]), which
+// then, its score only falling, can overtake none of them.
+bool decided(const SentenceSearch& sentence, const SearchOptions& options) {
+  const size_t n = size_t(options.nbest);
+  if (sentence.finished.size() < n) return false;
+  std::vector<float> scores;
+  for (const Hypothesis& hypothesis : sentence.finished) scores.push_back(hypothesis.score);
+  std::nth_element(scores.begin(), scores.begin() + (n - 1), scores.end(), std::greater<float>());
+  return sentence.beams.front().log_prob <= scores[n - 1];
+}
+
 bool sentence_done(SentenceSearch& sentence, const SearchOptions& options) {
-  if (int(sentence.finished.size()) >= options.beam || sentence.beams.empty()) return true;
+  if (sentence.beams.empty()) return true;
+  if (stops_when_decided(options) ? decided(sentence, options) : int(sentence.finished.size()) >= options.beam)
+    return true;
   if (int64_t(sentence.beams.front().tokens.size()) < sentence.limit) return false;
   for (Beam& beam : sentence.beams) finish(sentence, std::move(beam), options);  // cut at the limit
   return true;

@@ -315,7 +315,9 @@ struct DecodeConfig {
   template <class V>
   void visit(V& v) {
     v("beam", beam, 5, "hypotheses kept per step; 1 = greedy", at_least(1));
-    v("length_penalty", length_penalty, 2.0, "GNMT alpha: score / ((5 + len) / 6)^alpha; 0 = off", at_least(0));
+    v("length_penalty", length_penalty, 2.0,
+      "GNMT alpha: score / ((5 + len) / 6)^alpha; 0 = off (then a beam search stops as soon as its best is certain)",
+      at_least(0));
     v("max_len_ratio", max_len_ratio, 1.5, "max output tokens = ratio x source tokens + max_len_extra", positive());
     v("max_len_extra", max_len_extra, 10, "added to the max output length", at_least(0));
     v("batch_size", batch_size, 32, "sentences per batch", at_least(1));

@@ -148,6 +148,82 @@ TEST_CASE("beam search wider than the vocabulary finds the best output of two to
   }
 }
 
+namespace {
+
+// Beam search as the header of decode/beam_search.cpp defines its candidates, run to the
+// length limit with every finished hypothesis kept: what no stopping rule may change.
+std::vector<decode::Hypothesis> search_to_the_limit(const models::Seq2SeqModel& model,
+                                                    const std::vector<int32_t>& source, int beam, int64_t limit) {
+  struct Live {
+    std::vector<int32_t> tokens;
+    float log_prob;
+  };
+  std::vector<Live> live{{{}, 0.f}};
+  std::vector<decode::Hypothesis> finished;
+  for (int64_t step = 0; step < limit && !live.empty(); ++step) {
+    std::vector<Live> candidates;
+    for (const Live& hypothesis : live) {
+      std::vector<int32_t> prefix{data::kBosId};
+      prefix.insert(prefix.end(), hypothesis.tokens.begin(), hypothesis.tokens.end());
+      const std::vector<float> log_probs = next_log_probs(model, source, prefix);
+      for (int32_t token = 0; token < int32_t(log_probs.size()); ++token) {
+        Live candidate{hypothesis.tokens, hypothesis.log_prob + log_probs[token]};
+        candidate.tokens.push_back(token);
+        candidates.push_back(std::move(candidate));
+      }
+    }
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const Live& a, const Live& b) { return a.log_prob > b.log_prob; });
+    std::vector<Live> next;
+    for (size_t rank = 0; rank < candidates.size() && int(next.size()) < beam; ++rank) {
+      if (candidates[rank].tokens.back() == data::kEosId) {
+        if (int(rank) < beam) finished.push_back({candidates[rank].tokens, candidates[rank].log_prob, candidates[rank].log_prob});
+      } else {
+        next.push_back(candidates[rank]);
+      }
+    }
+    live = std::move(next);
+  }
+  for (const Live& hypothesis : live) finished.push_back({hypothesis.tokens, hypothesis.log_prob, hypothesis.log_prob});
+  std::stable_sort(finished.begin(), finished.end(),
+                   [](const decode::Hypothesis& a, const decode::Hypothesis& b) { return a.score > b.score; });
+  return finished;
+}
+
+}  // namespace
+
+TEST_CASE("without a length penalty beam search stops when decided - with the n best of a search to the limit",
+          "[decode][search]") {
+  auto model = search_model();
+  decode::SearchOptions options = options_with_beam(3, 2);
+  options.length_penalty = 0.f;
+  options.max_len_ratio = 1.f;
+  options.max_len_extra = 4;
+  int eos_endings = 0;
+  // With these four, K finished hypotheses come before the n best are decided: a search that
+  // stops at K finished returns another second best.
+  std::vector<std::vector<int32_t>> sources = kSources;
+  for (const std::vector<int32_t>& source : std::vector<std::vector<int32_t>>{{10, 6, 8}, {10, 8, 6}, {8, 6, 10}, {9, 10, 4}}) {
+    sources.push_back(source);
+    sources.back().push_back(data::kEosId);
+  }
+  for (const auto& source : sources) {
+    INFO("source of " << source.size() << " tokens");
+    const int64_t limit = decode::max_output_length(int64_t(source.size()), options);
+    const std::vector<decode::Hypothesis> expected = search_to_the_limit(*model, source, options.beam, limit);
+    const auto found = decode::beam_search(*model, batch_of_sources({source}), options);
+    REQUIRE(found.size() == 1);
+    REQUIRE(found[0].size() == 2);
+    REQUIRE(expected.size() >= 2);
+    for (size_t i = 0; i < 2; ++i) {
+      CHECK(found[0][i].tokens == expected[i].tokens);
+      CHECK(found[0][i].log_prob == Approx(expected[i].log_prob).margin(1e-4));
+    }
+    eos_endings += ends_in_eos(found[0][0]);
+  }
+  CHECK(eos_endings >= 2);  // the eos paths are exercised
+}
+
 TEST_CASE("search never exceeds max_len_ratio * source length + max_len_extra", "[decode][search]") {
   auto model = search_model();
   data::Batch batch = batch_of_sources(kSources);
