@@ -106,7 +106,7 @@ void ParameterStore::zero_grad() {
     return;
   }
   if (!flat_values_.has_grad()) return;  // a gradient buffer is made zero-filled
-  float* grads = this->grads();  // (size())
+  float* grads = this->grads();          // (size())
   const int64_t count = flat_values_.numel();
   parallel_for(count, 1, kParallelPass, [&](int64_t first, int64_t last) {
 #pragma omp simd

@@ -11,10 +11,10 @@
 //     live beam can overtake them. That is exact, and earlier than K finished on most sentences
 //     (CTranslate2 stops there too, when its best beam ends); it also goes on past K finished
 //     while a live beam could still win.
-// Finished sentences leave the batch. The step's logits processors (decode/logits_processor.h) see each live beam's logits
-// before their log-sum-exp, and what they forbid is set before its continuations are ranked. A
-// sentence with a prefix keeps its one beam and extends it by the prefix's tokens until the
-// prefix ends: its beams diverge after it.
+// Finished sentences leave the batch. The step's logits processors (decode/logits_processor.h)
+// see each live beam's logits before their log-sum-exp, and what they forbid is set before its
+// continuations are ranked. A sentence with a prefix keeps its one beam and extends it by the
+// prefix's tokens until the prefix ends: its beams diverge after it.
 #include <algorithm>
 #include <functional>
 #include <limits>

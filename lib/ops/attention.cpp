@@ -359,8 +359,8 @@ std::pair<std::vector<const float*>, std::vector<const float*>> checked_steps(co
   std::vector<const float*> keys, values;
   for (int64_t j = 0; j < length; ++j) {
     const Tensor &k = (*kv.step_keys)[size_t(j)], &v = (*kv.step_values)[size_t(j)];
-    ATTN_CHECK(k.rank() == 4 && k.dim(2) == 1 && k.dim(1) == q.dim(1) && k.dim(3) == q.dim(3) && v.shape() == k.shape() &&
-                   k.dtype() == DType::f32 && v.dtype() == DType::f32,
+    ATTN_CHECK(k.rank() == 4 && k.dim(2) == 1 && k.dim(1) == q.dim(1) && k.dim(3) == q.dim(3) &&
+                   v.shape() == k.shape() && k.dtype() == DType::f32 && v.dtype() == DType::f32,
                "attention_step: step ", j, "'s keys ", to_string(k.shape()), " and values ", to_string(v.shape()),
                " do not fit q ", to_string(q.shape()));
     for (int64_t b = 0; b < rows; ++b) {
@@ -399,8 +399,8 @@ AttentionResult attention_step(const Tensor& q, const KeyValues& kv, const Atten
     attend(q.data_bf16(), Storages<uint16_t>{kv.keys.data_bf16(), kv.values.data_bf16(), capacity, dims.heads,
                                              dims.head_width, stored_row});
   } else {
-    attend(q.data(), Storages<float>{kv.keys.data(), kv.values.data(), capacity, dims.heads, dims.head_width,
-                                     stored_row});
+    attend(q.data(),
+           Storages<float>{kv.keys.data(), kv.values.data(), capacity, dims.heads, dims.head_width, stored_row});
   }
   return result;
 }

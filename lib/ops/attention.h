@@ -88,9 +88,9 @@ AttentionResult attention(Tape& tape, const Tensor& q, const Tensor& k, const Te
 //    KV cache's appends made them; query row r reads row (*step_rows)[j * R + r] of step j, R
 //    being q's rows. A beam search reorder rewrites these row numbers instead of moving keys.
 struct KeyValues {
-  Tensor keys, values;                         // storages: (B, H, capacity, Dh), f32 or bf16
-  int64_t length = 0;                          // Tk
-  const std::vector<int64_t>* rows = nullptr;  // storages: (R) rows of B, or none: row r reads row r
+  Tensor keys, values;                             // storages: (B, H, capacity, Dh), f32 or bf16
+  int64_t length = 0;                              // Tk
+  const std::vector<int64_t>* rows = nullptr;      // storages: (R) rows of B, or none: row r reads row r
   const std::vector<Tensor>* step_keys = nullptr;  // steps: (Tk) tensors (R_j, H, 1, Dh)
   const std::vector<Tensor>* step_values = nullptr;
   const std::vector<int32_t>* step_rows = nullptr;  // steps: (Tk, R)

@@ -177,7 +177,8 @@ std::vector<decode::Hypothesis> search_to_the_limit(const models::Seq2SeqModel& 
     std::vector<Live> next;
     for (size_t rank = 0; rank < candidates.size() && int(next.size()) < beam; ++rank) {
       if (candidates[rank].tokens.back() == data::kEosId) {
-        if (int(rank) < beam) finished.push_back({candidates[rank].tokens, candidates[rank].log_prob, candidates[rank].log_prob});
+        if (int(rank) < beam)
+          finished.push_back({candidates[rank].tokens, candidates[rank].log_prob, candidates[rank].log_prob});
       } else {
         next.push_back(candidates[rank]);
       }
@@ -203,7 +204,8 @@ TEST_CASE("without a length penalty beam search stops when decided - with the n 
   // With these four, K finished hypotheses come before the n best are decided: a search that
   // stops at K finished returns another second best.
   std::vector<std::vector<int32_t>> sources = kSources;
-  for (const std::vector<int32_t>& source : std::vector<std::vector<int32_t>>{{10, 6, 8}, {10, 8, 6}, {8, 6, 10}, {9, 10, 4}}) {
+  for (const std::vector<int32_t>& source :
+       std::vector<std::vector<int32_t>>{{10, 6, 8}, {10, 8, 6}, {8, 6, 10}, {9, 10, 4}}) {
     sources.push_back(source);
     sources.back().push_back(data::kEosId);
   }

@@ -50,7 +50,7 @@ TEST_CASE("a kv cache keeps each step as appended - a reorder rewrites only its 
   CHECK(cache.values().to_vector() == std::vector<float>{11, 11});
   CHECK_THROWS_WITH(cache.select_rows({2}), Catch::Contains("row 2 of 2"));
   cache.append(steps(5).first, steps(5).second);
-  CHECK(cache.entries().step_keys->front().same_storage(first.first));  // still nothing copied
+  CHECK(cache.entries().step_keys->front().same_storage(first.first));    // still nothing copied
   CHECK(*cache.entries().step_rows == std::vector<int32_t>{0, 0, 0, 1});  // (steps, rows)
   CHECK(cache.keys().shape() == Shape{2, 1, 2, 1});
   CHECK(cache.keys().to_vector() == std::vector<float>{1, 5, 1, 6});
