@@ -13,7 +13,7 @@ namespace {
 constexpr ModelType kFamily = ModelType::transformer;
 
 // The decoding state: one cache per decoder layer, the batch's masks, the next position.
-// A reorder gathers the self-attention caches with the next step's append; the memory caches
+// A reorder rewrites the self-attention caches' lineages (no key moves); the memory caches
 // never copy (their row maps point each row at its sentence), and they and the masks' source
 // lengths change only when a row changes sentence (layers::SourceRows).
 struct TransformerState : DecoderState {
