@@ -15,6 +15,20 @@ namespace attn::run {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// Checks run.checkpoint against the run's vocabulary and config and loads it into the model;
+// whether it holds int8 weights. The checkpoint itself is freed on return.
+bool load_checked_checkpoint(LoadedRun& run) {
+  io::Checkpoint checkpoint = io::load_checkpoint(run.checkpoint);
+  check_checkpoint_vocabulary(checkpoint.path, checkpoint.metadata, run.vocab->digests);
+  check_checkpoint_model(checkpoint.path, checkpoint.metadata, run.config);
+  io::load_parameters(checkpoint, run.model->parameters());
+  return io::is_quantized(checkpoint.metadata);
+}
+
+}  // namespace
+
 LoadedRun load_run(const std::string& dir, const std::string& checkpoint_path, std::optional<Precision> precision) {
   ATTN_CHECK(fs::exists(dir), "model directory ", dir, " does not exist");
   ATTN_CHECK(fs::is_directory(dir), dir,
@@ -38,14 +52,7 @@ LoadedRun load_run(const std::string& dir, const std::string& checkpoint_path, s
                fs::path(run.paths.best_checkpoint).filename().string(), " or ",
                fs::path(run.paths.last_checkpoint).filename().string(), ")");
   }
-  bool quantized = false;
-  {
-    io::Checkpoint checkpoint = io::load_checkpoint(run.checkpoint);
-    check_checkpoint_vocabulary(checkpoint.path, checkpoint.metadata, run.vocab->digests);
-    check_checkpoint_model(checkpoint.path, checkpoint.metadata, run.config);
-    io::load_parameters(checkpoint, run.model->parameters());
-    quantized = io::is_quantized(checkpoint.metadata);
-  }
+  const bool quantized = load_checked_checkpoint(run);
   // The checkpoint's tensors, a copy of the model, go back to the system before the prepared
   // weights are made: a decoding process would otherwise peak at three copies.
   BufferPool::instance().trim();

@@ -148,3 +148,20 @@ TEST_CASE("attention over a reordered memory is a decoding step's only - the ful
   CHECK(attention.cross_attention(ctx, query, memory, {}).output.shape() == Shape{3, 1, 8});
   CHECK_THROWS_WITH(attention.cross_attention(ctx, query, memory, {}, true), Catch::Contains("row map"));
 }
+
+TEST_CASE("a self-attention cache is read by decoding steps only - a training forward refuses it by name",
+          "[layers][rows]") {
+  ParameterStore store(6);
+  layers::MultiHeadAttention attention(store, "self", layers::MultiHeadAttention::Kind::self, 8, 2, 0.f);
+  store.finalize();
+  Tape tape;
+  NoGradScope no_grad(tape);
+  layers::KvCache cache;
+  const Tensor x = Tensor::full({2, 1, 8}, 0.25f);  // (R, 1, D)
+  layers::RunContext decoding{tape};
+  CHECK(attention.self_attention_step(decoding, x, cache, ops::AttentionMask::causal_mask()).output.shape() ==
+        Shape{2, 1, 8});
+  layers::RunContext training{tape, true};
+  CHECK_THROWS_WITH(attention.self_attention_step(training, x, cache, ops::AttentionMask::causal_mask()),
+                    Catch::Contains("decoding steps only"));
+}

@@ -292,6 +292,13 @@ TEST_CASE("attention_step over per-step tensors and row numbers equals it over t
   const std::vector<int32_t> too_few(rows.begin(), rows.end() - 1);
   steps.step_rows = &too_few;
   CHECK_THROWS_WITH(ops::attention_step(q, steps, mask), Catch::Contains("11 row numbers"));
+  steps.step_rows = &rows;
+  CHECK_THROWS_WITH(ops::attention_step(Tensor::zeros({R, H, 1, Dh}, DType::bf16), steps, mask),
+                    Catch::Contains("f32 over cached steps"));
+  std::vector<Tensor> other_heads = keys;
+  other_heads[1] = Tensor::zeros({3, H + 1, 1, Dh});
+  steps.step_keys = &other_heads;
+  CHECK_THROWS_WITH(ops::attention_step(q, steps, mask), Catch::Contains("step 1's keys (3, 3, 1, 4)"));
 }
 
 TEST_CASE("attention_step rejects what it cannot read - naming it", "[ops][attention]") {
