@@ -10,6 +10,9 @@ class Buffer {
  public:
   // zero_fill: gradients and accumulators start at zero; activations need not.
   Buffer(size_t bytes, bool zero_fill);
+  // All zeros that count only as they are written (BufferPool::acquire_zeroed): a large buffer
+  // filled gradually while what it replaces is freed.
+  static std::shared_ptr<Buffer> zeroed_on_touch(size_t bytes);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -19,6 +22,8 @@ class Buffer {
   size_t bytes() const { return bytes_; }
 
  private:
+  Buffer() = default;
+
   void* data_ = nullptr;
   size_t bytes_ = 0;
   size_t capacity_ = 0;  // the pool block's real size

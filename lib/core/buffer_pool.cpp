@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <sys/mman.h>
 
@@ -26,7 +27,7 @@ size_t BufferPool::size_class(size_t bytes) {
   return (bytes + step - 1) / step * step;
 }
 
-void* BufferPool::allocate(size_t size) {
+void* BufferPool::allocate(size_t size, bool populate) {
   if (size < kMappedClass) {
     void* block = std::aligned_alloc(kAlignment, size);
     if (!block) throw std::bad_alloc();
@@ -35,7 +36,8 @@ void* BufferPool::allocate(size_t size) {
   // MAP_POPULATE: the kernel zero-fills the whole block in this one call. A block is mapped to be
   // written, and a fault per 4 KiB page on first touch is dear on a virtual machine, where each
   // fault exits to the hypervisor (docs/performance.md, "Beams that share their memory").
-  void* block = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  void* block =
+      mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
   if (block == MAP_FAILED) throw std::bad_alloc();
   return block;
 }
@@ -96,14 +98,30 @@ void* BufferPool::acquire(size_t bytes, size_t* capacity_bytes) {
       ++reuses_;
       return block;
     }
-    live_bytes_ += size;
-    high_water_ = std::max(high_water_, live_bytes_);
-    evict_for(0);  // live_bytes_ already counts the new block
-    // Only a new block adds to what the pool holds: the peak is taken here.
-    peak_ = std::max(peak_, live_bytes_ + cached_bytes_);
+    count_new_block(size);
   }
   *capacity_bytes = size;
   return allocate(size);
+}
+
+void* BufferPool::acquire_zeroed(size_t bytes, size_t* capacity_bytes) {
+  size_t size = size_class(bytes);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    count_new_block(size);
+  }
+  *capacity_bytes = size;
+  void* block = allocate(size, false);
+  if (size < kMappedClass) std::memset(block, 0, size);  // a mapping is zeros already
+  return block;
+}
+
+void BufferPool::count_new_block(size_t size) {
+  live_bytes_ += size;
+  high_water_ = std::max(high_water_, live_bytes_);
+  evict_for(0);  // live_bytes_ already counts the new block
+  // Only a new block adds to what the pool holds: the peak is taken here.
+  peak_ = std::max(peak_, live_bytes_ + cached_bytes_);
 }
 
 void BufferPool::release(void* block, size_t capacity_bytes) {

@@ -31,6 +31,10 @@ class BufferPool {
   // A 64-byte aligned block of at least `bytes`; `*capacity_bytes` receives its real size.
   void* acquire(size_t bytes, size_t* capacity_bytes);
   void release(void* block, size_t capacity_bytes);
+  // A new block of at least `bytes`, all zeros, never a free one: a large block is mapped
+  // without being populated, so that its pages count only as they are first written (a buffer
+  // filled gradually while what it replaces is freed). Small blocks are zero-filled at once.
+  void* acquire_zeroed(size_t bytes, size_t* capacity_bytes);
 
   // A step (one unit of repeated work) has ended: the limit on live + free bytes becomes the
   // highest live high-water mark of the last kStepWindow steps, free blocks over it are
@@ -69,7 +73,10 @@ class BufferPool {
   // (batches of nearby shapes then reuse each other's blocks instead of evicting them).
   // free_.end() if none. Requires mutex_.
   std::unordered_map<size_t, SizeClass>::iterator find_free(size_t size);
-  static void* allocate(size_t size);
+  static void* allocate(size_t size, bool populate = true);
+  // Counts a block about to be allocated in live bytes, the high-water mark and the peak, making
+  // room under the limit first. Requires mutex_.
+  void count_new_block(size_t size);
   static void deallocate(void* block, size_t size);
   size_t limit() const;  // requires mutex_
   bool over_limit(size_t extra) const;

@@ -17,4 +17,8 @@ void MatmulWeight::prepare(Precision target) {
   }
 }
 
+const Tensor& MatmulWeight::prepared() const {
+  return precision == Precision::int8 ? int8.values : precision == Precision::bf16 ? bf16 : f32;
+}
+
 }  // namespace attn

@@ -41,6 +41,9 @@ struct MatmulWeight {
   // Makes the form of `target` from f32 (and drops the others and the packed copy); a bf16
   // copy of the same shape is rewritten in place.
   void prepare(Precision target);
+  // The values of the prepared form: what a product multiplies and what is packed (the s8
+  // values of int8).
+  const Tensor& prepared() const;
 };
 
 }  // namespace attn

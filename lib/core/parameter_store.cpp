@@ -34,37 +34,49 @@ Tensor ParameterStore::add(const std::string& name, const Shape& shape, const In
 
 void ParameterStore::finalize() {
   ATTN_CHECK(!finalized_, "the parameter store is already finalized");
+  lay_out_flat();
+  finalized_ = true;
+}
+
+void ParameterStore::lay_out_flat() {
   std::vector<size_t> offsets;
   size_t total = 0;
   for (const NamedParameter& parameter : parameters_) {
     offsets.push_back(total);
-    total = round_up(total + parameter.tensor.numel());
+    if (parameter.tensor.has_values()) total = round_up(total + parameter.tensor.numel());
   }
-  // Zero-filled, so the padding stays zero in values and gradients alike. The gradient buffer
-  // is made (zero-filled too) by the first grad() of any parameter: decoding never asks, and
-  // would otherwise hold a second copy of the model's size.
-  auto values = std::make_shared<Buffer>(total * sizeof(float), true);
+  // Zeros, so the padding stays zero in values and gradients alike, whose pages count as the
+  // parameters move in and their own storages go: the model is never held twice. The gradient
+  // buffer is made (zero-filled too) by the first grad() of any parameter: decoding never asks,
+  // and would otherwise hold a second copy of the model's size.
+  BufferPtr values = Buffer::zeroed_on_touch(total * sizeof(float));
   auto grads = std::make_shared<GradSlot>();
+  BufferPool& pool = BufferPool::instance();
   for (size_t i = 0; i < parameters_.size(); ++i) {
     Tensor& tensor = parameters_[i].tensor;
+    if (!tensor.has_values()) continue;
     float* destination = static_cast<float*>(values->data()) + offsets[i];
     std::memcpy(destination, tensor.data(), tensor.numel() * sizeof(float));
     tensor.rebind(values, grads, offsets[i]);
+    pool.trim();  // the parameter's earlier storage, a free block of the pool now
   }
   flat_values_ = Tensor::view_of(values, grads, 0, {static_cast<int64_t>(total)});
   flat_values_.set_requires_grad(true);
-  finalized_ = true;
-  // The parameters' first storages are free blocks of the pool now, as large as the model: back
-  // to the system, or a decoding process would keep them until its first step ends.
-  BufferPool::instance().trim();
+  pool.trim();  // an earlier flat buffer
 }
 
 void ParameterStore::check_finalized(const char* what) const {
   ATTN_CHECK(finalized_, what, " needs a finalized parameter store (call finalize() after building the model)");
 }
 
+void ParameterStore::check_flat(const char* what) const {
+  check_finalized(what);
+  ATTN_CHECK(flat_values_.defined(), what,
+             " needs the flat parameter buffer, and this store's parameters were read in one by one (decoding)");
+}
+
 size_t ParameterStore::size() const {
-  check_finalized("size()");
+  check_flat("size()");
   return static_cast<size_t>(flat_values_.numel());
 }
 
@@ -75,28 +87,28 @@ size_t ParameterStore::parameter_count() const {
 }
 
 float* ParameterStore::values() {
-  check_finalized("values()");
+  check_flat("values()");
   return flat_values_.data();
 }
 const float* ParameterStore::values() const {
-  check_finalized("values()");
+  check_flat("values()");
   return flat_values_.data();
 }
 float* ParameterStore::grads() {
-  check_finalized("grads()");
+  check_flat("grads()");
   return flat_values_.grad().data();
 }
 const float* ParameterStore::grads() const {
-  check_finalized("grads()");
+  check_flat("grads()");
   return flat_values_.grad().data();
 }
 
 Tensor ParameterStore::flat_values() const {
-  check_finalized("flat_values()");
+  check_flat("flat_values()");
   return flat_values_;
 }
 Tensor ParameterStore::flat_grads() const {
-  check_finalized("flat_grads()");
+  check_flat("flat_grads()");
   return flat_values_.grad();
 }
 
@@ -105,8 +117,8 @@ void ParameterStore::zero_grad() {
     for (NamedParameter& parameter : parameters_) parameter.tensor.zero_grad();
     return;
   }
-  if (!flat_values_.has_grad()) return;  // a gradient buffer is made zero-filled
-  float* grads = this->grads();          // (size())
+  if (!flat_values_.defined() || !flat_values_.has_grad()) return;  // a gradient buffer is made zero-filled
+  float* grads = this->grads();                                     // (size())
   const int64_t count = flat_values_.numel();
   parallel_for(count, 1, kParallelPass, [&](int64_t first, int64_t last) {
 #pragma omp simd
@@ -140,6 +152,41 @@ void ParameterStore::prepare_matmul_weights(Precision precision) {
 
 void ParameterStore::for_each_matmul_weight(const std::function<void(MatmulWeight&)>& visit) {
   for (auto& entry : matmul_weights_) visit(*entry.second);
+}
+
+void ParameterStore::read_rows(const std::string& name) {
+  ATTN_CHECK(matmul_weights_.count(name), "read_rows: ", name, " is not a matmul weight of this store");
+  read_rows_.insert(name);
+}
+
+void ParameterStore::release_values() {
+  check_finalized("release_values()");
+  for (NamedParameter& parameter : parameters_) parameter.tensor.drop_values();
+  flat_values_ = Tensor();
+  BufferPool::instance().trim();
+}
+
+void ParameterStore::adopt(const std::string& name, const Tensor& values) {
+  check_finalized("adopt()");
+  ATTN_CHECK(!flat_values_.defined(), "adopt(", name, "): the store has its flat buffer (release_values() first)");
+  Tensor parameter = get(name);
+  ATTN_CHECK(values.shape() == parameter.shape() && values.dtype() == DType::f32, "adopt(", name, "): F32 ",
+             to_string(parameter.shape()), " wanted, not ", dtype_name(values.dtype()), " ", to_string(values.shape()));
+  parameter.adopt_values(values);
+}
+
+void ParameterStore::prepare_for_decoding(Precision precision, const Packer& pack) {
+  check_finalized("prepare_for_decoding()");
+  matmul_precision_ = precision;
+  for (auto& [name, weight] : matmul_weights_) {
+    weight->prepare(precision);
+    weight->packed = pack(weight->prepared());
+    if (weight->bf16.defined()) weight->bf16.drop_values();
+    if (weight->int8.defined()) weight->int8.values.drop_values();
+    if (!read_rows_.count(name) || precision == Precision::f32) weight->f32.drop_values();
+    BufferPool::instance().trim();  // an adopted parameter's storage, a bf16 copy
+  }
+  if (flat_values_.defined()) lay_out_flat();
 }
 
 }  // namespace attn

@@ -21,6 +21,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -80,15 +81,44 @@ class ParameterStore {
   // Each matmul weight, for a pass that adds to its prepared form (ops::pack_matmul_weights).
   void for_each_matmul_weight(const std::function<void(MatmulWeight&)>& visit);
 
+  // Declares that a layer reads rows of matmul weight `name` when decoding, not only its
+  // products (a tied embedding table is looked up by token).
+  void read_rows(const std::string& name);
+
+  // For a store whose parameters are only read (decoding, export): frees the flat buffer (every
+  // parameter loses its values), so that a checkpoint can be read in its place, and adopt()
+  // then gives each parameter its own storage. values(), grads(), size() and the flat views are
+  // errors from then on.
+  void release_values();
+  // Makes `values` (the parameter's shape, f32) the storage of parameter `name`, for every
+  // handle of it, without a copy.
+  void adopt(const std::string& name, const Tensor& values);
+
+  // Decoding's matmul weights, one weight at a time: prepared for `precision`, packed by `pack`
+  // (ops::pack_weight), and every plain form the packed copy stands for dropped, so that the
+  // process holds each weight once: the bf16 copy, the int8 values (their scales stay) and the
+  // f32 parameter. A read_rows weight keeps its f32 values unless its packed copy is f32, the
+  // same values, from which its rows are read then (ops::embedding_from_packed). A flat buffer
+  // is made anew without the dropped parameters; adopted ones are freed one by one. A dropped
+  // tensor keeps its shape, and reading its values is an error: the store can decode, not
+  // train, save or prepare again.
+  using Packer = std::function<std::shared_ptr<const PackedMatrix>(const Tensor&)>;
+  void prepare_for_decoding(Precision precision, const Packer& pack);
+
  private:
   void check_finalized(const char* what) const;
+  void check_flat(const char* what) const;
+  // Puts every parameter that has values into a new flat buffer and rebinds its handles.
+  void lay_out_flat();
 
   Rng rng_;
   std::vector<NamedParameter> parameters_;
   std::unordered_map<std::string, size_t> index_;  // name -> position in parameters_
   bool finalized_ = false;
-  Tensor flat_values_;  // (size()); its grad() is the flat gradient buffer, made on first use
+  Tensor flat_values_;  // (size()); its grad() is the flat gradient buffer, made on first use; undefined after
+                        // release_values()
   std::map<std::string, std::shared_ptr<MatmulWeight>> matmul_weights_;
+  std::set<std::string> read_rows_;  // matmul weights whose rows decoding reads too
   Precision matmul_precision_ = Precision::f32;
 };
 

@@ -60,7 +60,9 @@ int64_t Tensor::dim(int axis) const {
 
 namespace {
 void check_has_values(const BufferPtr& data, const Shape& shape) {
-  ATTN_CHECK(data, "tensor ", to_string(shape), " was kept for its gradient only (grad_only()): its values are gone");
+  ATTN_CHECK(data, "tensor ", to_string(shape),
+             " has no values: a handle kept for its gradient only (grad_only()), or a weight that decoding keeps "
+             "packed only (ParameterStore::prepare_for_decoding)");
 }
 }  // namespace
 
@@ -196,6 +198,23 @@ void Tensor::rebind(BufferPtr data, std::shared_ptr<GradSlot> grad, size_t offse
   self.data = std::move(data);
   self.grad = std::move(grad);
   self.offset = offset;
+}
+
+void Tensor::adopt_values(const Tensor& source) {
+  Impl& self = impl();
+  const Impl& other = source.impl();
+  ATTN_CHECK(other.data && other.shape == self.shape && other.dtype == self.dtype,
+             "adopt_values: ", dtype_name(other.dtype), " ", to_string(other.shape), " cannot become the values of ",
+             dtype_name(self.dtype), " ", to_string(self.shape));
+  self.data = other.data;
+  self.offset = other.offset;
+  self.grad = std::make_shared<GradSlot>();
+}
+
+void Tensor::drop_values() {
+  Impl& self = impl();
+  self.data = nullptr;
+  self.offset = 0;
 }
 
 }  // namespace attn

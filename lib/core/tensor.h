@@ -96,6 +96,13 @@ class Tensor {
   // caller copies them first). Views made earlier with view()/detach() own a separate Impl
   // and keep the old storage, so rebind before taking views.
   void rebind(BufferPtr data, std::shared_ptr<GradSlot> grad, size_t offset);
+  // Frees the values for EVERY copy of this handle (the shared Impl, as rebind): a decoding
+  // store drops the plain copy of a weight it multiplies packed. Shape and dtype stay; data()
+  // and raw() fail from then on.
+  void drop_values();
+  // Makes `source`'s values (same shape and dtype) this handle's, for EVERY copy of it (the
+  // shared Impl, as rebind), without a copy; the gradient starts anew.
+  void adopt_values(const Tensor& source);
 
  private:
   struct Impl {

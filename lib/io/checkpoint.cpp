@@ -196,23 +196,43 @@ Checkpoint load_checkpoint(const std::string& path) {
   return checkpoint;
 }
 
-void load_parameters(const Checkpoint& checkpoint, ParameterStore& store) {
+namespace {
+
+// Throws one line naming up to five mismatches between the checkpoint's parameters and the store's.
+void check_parameters_match(const Checkpoint& checkpoint, const ParameterStore& store) {
   std::vector<std::string> problems = parameter_mismatches(checkpoint, store);
-  if (!problems.empty()) {
-    std::string message = checkpoint.path + ": " + problems[0];
-    const size_t shown = std::min<size_t>(problems.size(), 5);
-    for (size_t i = 1; i < shown; ++i) message += "; " + problems[i];
-    if (problems.size() > shown) message += "; and " + std::to_string(problems.size() - shown) + " more";
-    throw Error(message);
-  }
+  if (problems.empty()) return;
+  std::string message = checkpoint.path + ": " + problems[0];
+  const size_t shown = std::min<size_t>(problems.size(), 5);
+  for (size_t i = 1; i < shown; ++i) message += "; " + problems[i];
+  if (problems.size() > shown) message += "; and " + std::to_string(problems.size() - shown) + " more";
+  throw Error(message);
+}
+
+// The f32 values of checkpoint parameter `name`: its tensor, or an int8 one dequantised.
+Tensor f32_values(const Checkpoint& checkpoint, const std::string& name) {
+  const Tensor& source = checkpoint.parameters.at(name);
+  if (source.dtype() != DType::s8) return source;
+  Tensor values = Tensor::empty(source.shape());
+  dequantize_rows({source, checkpoint.extras.at(quantized_scales_name(name))}, values);
+  return values;
+}
+
+}  // namespace
+
+void load_parameters(const Checkpoint& checkpoint, ParameterStore& store) {
+  check_parameters_match(checkpoint, store);
   for (const NamedParameter& parameter : store.parameters()) {
     Tensor destination = parameter.tensor;
-    const Tensor& source = checkpoint.parameters.at(parameter.name);
-    if (source.dtype() == DType::s8)
-      dequantize_rows({source, checkpoint.extras.at(quantized_scales_name(parameter.name))}, destination);
-    else
-      std::memcpy(destination.data(), source.data(), source.numel() * sizeof(float));
+    const Tensor source = f32_values(checkpoint, parameter.name);
+    std::memcpy(destination.data(), source.data(), source.numel() * sizeof(float));
   }
+}
+
+void adopt_parameters(const Checkpoint& checkpoint, ParameterStore& store) {
+  check_parameters_match(checkpoint, store);
+  for (const NamedParameter& parameter : store.parameters())
+    store.adopt(parameter.name, f32_values(checkpoint, parameter.name));
 }
 
 void load_extra(const Checkpoint& checkpoint, const std::string& name, Tensor destination) {

@@ -56,6 +56,10 @@ Checkpoint load_checkpoint(const std::string& path);
 // no unexpected one; on any mismatch nothing is copied and the error names the tensors and
 // both shapes.
 void load_parameters(const Checkpoint& checkpoint, ParameterStore& store);
+// The same checks, for a store whose parameters are only read (decoding, export) and whose
+// values were released (ParameterStore::release_values): each parameter takes the checkpoint's
+// tensor as its storage, without a copy (an int8 one is dequantised into its own).
+void adopt_parameters(const Checkpoint& checkpoint, ParameterStore& store);
 
 // Copies extra tensor `name` into `destination` (same shape, f32), e.g. Adam's moments.
 void load_extra(const Checkpoint& checkpoint, const std::string& name, Tensor destination);

@@ -36,7 +36,8 @@ class AdditiveAttention {
                                      const Tensor& mask, Precision precision) const;
 
  private:
-  Linear query_, key_, v_;
+  Linear query_, key_;
+  Tensor v_;  // (1, A): read as a vector, never multiplied as a Linear, so it has no matmul forms
 };
 
 }  // namespace attn::layers

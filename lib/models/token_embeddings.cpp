@@ -37,10 +37,15 @@ void TokenEmbeddings::add_target(ParameterStore& store) {
 
 void TokenEmbeddings::add_output(ParameterStore& store) {
   ATTN_CHECK(added_ == 2, "token embeddings: the output projection is registered after the target table");
-  if (options_.tied_embeddings)
-    tied_output_ = store.matmul_weight(options_.shared_embeddings ? "embedding.weight" : "decoder.embedding.weight");
-  else
+  if (options_.tied_embeddings) {
+    const std::string table = options_.shared_embeddings ? "embedding.weight" : "decoder.embedding.weight";
+    tied_output_ = store.matmul_weight(table);
+    store.read_rows(table);  // looked up by token
+    target_.tie(tied_output_);
+    if (options_.shared_embeddings) source_.tie(tied_output_);
+  } else {
     output_ = layers::Linear(store, "decoder.output", width_, options_.target_vocab, false);
+  }
   ++added_;
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/parallel.h"
+#include "ops/gemm.h"
 
 namespace attn::ops {
 
@@ -67,6 +68,17 @@ Tensor embedding(Tape& tape, const Tensor& table, const std::vector<int32_t>& id
   }
   Shape shape = ids_shape;
   shape.push_back(width);
+  return y.view(shape);
+}
+
+Tensor embedding_from_packed(const Shape& table_shape, const PackedMatrix& packed, const std::vector<int32_t>& ids,
+                             const Shape& ids_shape) {
+  ATTN_CHECK(table_shape.size() == 2, "embedding: table must be (V, D), got ", to_string(table_shape));
+  check_ids(ids, ids_shape, table_shape[0]);
+  Tensor y = Tensor::empty({static_cast<int64_t>(ids.size()), table_shape[1]});  // (N, D)
+  packed_rows(packed, ids, y.data());
+  Shape shape = ids_shape;
+  shape.push_back(table_shape[1]);
   return y.view(shape);
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "autograd/tape.h"
+#include "core/matmul_weight.h"
 #include "core/tensor.h"
 
 namespace attn::ops {
@@ -15,5 +16,11 @@ namespace attn::ops {
 // padding embedding stays where it was initialised (zero). -1 means no padding id.
 Tensor embedding(Tape& tape, const Tensor& table, const std::vector<int32_t>& ids, const Shape& ids_shape,
                  int32_t padding_id = -1);
+
+// The same lookup, without a gradient, from the packed copy of an f32 table of `table_shape`
+// (V, D), whose own values a decoding store dropped (ParameterStore::prepare_for_decoding): a tied
+// table, packed for the output projection. The values are the table's exactly.
+Tensor embedding_from_packed(const Shape& table_shape, const PackedMatrix& packed, const std::vector<int32_t>& ids,
+                             const Shape& ids_shape);
 
 }  // namespace attn::ops

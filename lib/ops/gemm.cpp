@@ -465,4 +465,50 @@ bool gemm_packed(const MatrixView& a_in, const PackedMatrix& weight, const Matri
   return true;
 }
 
+Tensor plain_weight(const Tensor& values, const PackedMatrix* packed) {
+  if (values.has_values()) return values;
+  ATTN_CHECK(packed, "a weight ", to_string(values.shape()), " without values has no packed copy to unpack");
+  const auto& source = dynamic_cast<const OnednnPackedMatrix&>(*packed);
+  const int64_t k = source.dims[0], n = source.dims[1];
+  Tensor unpacked = Tensor::empty({n, k}, source.dtype);  // W (N, K) = the plain b^T
+  auto& context = dnn::Context::get();
+  memory plain = dnn::wrap(dnn::strided_desc({k, n}, {1, k}, source.dtype), unpacked.raw());
+  memory packed_values = source.values;  // a handle: execute() takes non-const ones
+  dnnl::reorder(packed_values, plain).execute(context.stream(), packed_values, plain);
+  return unpacked;
+}
+
+namespace {
+
+// The offset, in elements, of b[k][n] in a blocked layout: the inner blocks, innermost last,
+// take the index's remainders, and the outer strides what is left of it.
+int64_t blocked_offset(const dnnl_memory_desc_t& desc, int64_t k, int64_t n) {
+  const dnnl_blocking_desc_t& blocking = desc.format_desc.blocking;
+  int64_t index[2] = {k, n};
+  int64_t offset = desc.offset0, inner_stride = 1;
+  for (int block = blocking.inner_nblks - 1; block >= 0; --block) {
+    const int64_t axis = blocking.inner_idxs[block], size = blocking.inner_blks[block];
+    offset += index[axis] % size * inner_stride;
+    index[axis] /= size;
+    inner_stride *= size;
+  }
+  return offset + index[0] * blocking.strides[0] + index[1] * blocking.strides[1];
+}
+
+}  // namespace
+
+void packed_rows(const PackedMatrix& packed, const std::vector<int32_t>& ids, float* out) {
+  const auto& source = dynamic_cast<const OnednnPackedMatrix&>(packed);
+  const dnnl_memory_desc_t& desc = source.values.get_desc().data;
+  ATTN_CHECK(source.dtype == DType::f32 && desc.format_kind == dnnl_blocked,
+             "packed_rows: needs an f32 weight packed in a blocked layout");
+  const int64_t k = source.dims[0], n = source.dims[1];
+  const auto* values = static_cast<const float*>(source.values.get_data_handle());
+  for (size_t row = 0; row < ids.size(); ++row) {
+    ATTN_CHECK(ids[row] >= 0 && ids[row] < n, "packed_rows: row ", ids[row], " of a weight with ", n, " rows");
+    for (int64_t column = 0; column < k; ++column)
+      out[row * k + column] = values[blocked_offset(desc, column, ids[row])];
+  }
+}
+
 }  // namespace attn::ops

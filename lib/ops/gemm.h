@@ -75,6 +75,13 @@ std::shared_ptr<const PackedMatrix> pack_weight(const Tensor& weight);
 // does nothing, when oneDNN would multiply these rows with the packed layout on a reference
 // kernel only (the caller multiplies the plain W then).
 bool gemm_packed(const MatrixView& a, const PackedMatrix& weight, const MatrixView& c, const GemmOptions& options);
+// The plain (N, K) values of a weight: `values` itself, or, when decoding dropped them
+// (ParameterStore::prepare_for_decoding), a copy unpacked from `packed` for the product at hand (one
+// that gemm_packed has no kernel for).
+Tensor plain_weight(const Tensor& values, const PackedMatrix* packed);
+// Rows `ids` of an f32 weight W (N, K) read from its packed copy: out (ids.size(), K), the
+// values exactly (a tied embedding table looked up in decoding, ops::embedding_from_packed).
+void packed_rows(const PackedMatrix& packed, const std::vector<int32_t>& ids, float* out);
 
 // A plain row-major bf16 copy of an f32 operand, rounded to nearest even: by attn's own loop when
 // the view is plain (convert_to_bf16), else by a cached oneDNN reorder. An op that multiplies one operand more than

@@ -106,7 +106,8 @@ Tensor linear_with(Tape& tape, const Tensor& x_in, const Tensor& weight_values, 
   Tensor y = Tensor::empty({x.dim(0), out_features});  // (M, N)
   GemmOptions options = GemmOptions::overwrite(1.f, bias.defined() ? bias.data() : nullptr, relu);
   if (!packed || !gemm_packed(MatrixView::of(x_values), *packed, MatrixView::of(y), options))
-    gemm(MatrixView::of(x_values), MatrixView::of(weight_values).transposed(), MatrixView::of(y), options);
+    gemm(MatrixView::of(x_values), MatrixView::of(plain_weight(weight_values, packed)).transposed(), MatrixView::of(y),
+         options);
 
   if (tape.needs_grad(x, weight, bias)) {
     y.set_requires_grad(true);
@@ -114,11 +115,6 @@ Tensor linear_with(Tape& tape, const Tensor& x_in, const Tensor& weight_values, 
     tape.record([operands, y = relu ? y : y.grad_only()] { linear_backward(operands, y); });
   }
   return unfolded(y, x_in);
-}
-
-// The f32 or bf16 values of a weight that is not int8: what decoding packs and multiplies.
-const Tensor& float_form(const MatmulWeight& weight) {
-  return weight.precision == Precision::bf16 ? weight.bf16 : weight.f32;
 }
 
 // linear(x, weight, bias), then relu when asked, with every form of the weight.
@@ -130,7 +126,7 @@ Tensor linear_form(Tape& tape, const Tensor& x, const MatmulWeight& weight, cons
     if (relu) activation_in_place(y, Activation::relu);
     return y;
   }
-  return linear_with(tape, x, float_form(weight), weight.f32, bias, relu, weight.packed.get());
+  return linear_with(tape, x, weight.prepared(), weight.f32, bias, relu, weight.packed.get());
 }
 
 }  // namespace
@@ -148,9 +144,7 @@ Tensor linear_relu(Tape& tape, const Tensor& x, const MatmulWeight& weight, cons
 }
 
 void pack_matmul_weights(ParameterStore& store) {
-  store.for_each_matmul_weight([](MatmulWeight& weight) {
-    weight.packed = pack_weight(weight.precision == Precision::int8 ? weight.int8.values : float_form(weight));
-  });
+  store.for_each_matmul_weight([](MatmulWeight& weight) { weight.packed = pack_weight(weight.prepared()); });
 }
 
 }  // namespace attn::ops

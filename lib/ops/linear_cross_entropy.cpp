@@ -247,8 +247,7 @@ CrossEntropyResult linear_cross_entropy(Tape& tape, const Tensor& x, const Matmu
                                         const std::vector<int32_t>& targets, const LinearCrossEntropyOptions& options) {
   ATTN_CHECK(weight.precision == Precision::f32 || weight.precision == Precision::bf16,
              "linear_cross_entropy: int8 weights are for decoding; the loss multiplies in f32 or bf16");
-  const Tensor& values = weight.precision == Precision::bf16 ? weight.bf16 : weight.f32;
-  return linear_cross_entropy_with(tape, x, values, weight.f32, bias, targets, options);
+  return linear_cross_entropy_with(tape, x, weight.prepared(), weight.f32, bias, targets, options);
 }
 
 CrossEntropyResult linear_cross_entropy(Tape& tape, const Tensor& x, const Tensor& weight, const Tensor& bias,

@@ -41,7 +41,7 @@ Tensor quantized_linear(const Tensor& x_in, const QuantizedMatrix& weight, const
   Tensor y = Tensor::empty({rows, cols});  // (M, N): the s32 sums, then y
   const MatrixView xq = MatrixView::of(x.values);
   if (!packed || !gemm_packed(xq, *packed, MatrixView::of(y), GemmOptions::overwrite()))
-    gemm(xq, MatrixView::of(weight.values).transposed(), MatrixView::of(y));  // the plain (N, K) weight
+    gemm(xq, MatrixView::of(plain_weight(weight.values, packed)).transposed(), MatrixView::of(y));
   scale_back(y, x.scales.data(), weight.scales.data(), bias.defined() ? bias.data() : nullptr);
   Shape shape = x_in.shape();
   shape.back() = cols;

@@ -271,7 +271,7 @@ Ct2Model build_model(const LoadedRun& run, Ct2Weights weights) {
 
 Ct2ExportResult export_ctranslate2(const Ct2ExportOptions& options) {
   check_out_dir(options);
-  LoadedRun run = load_run(options.model_dir, options.checkpoint, Precision::f32);
+  LoadedRun run = read_run(options.model_dir, options.checkpoint);
   check_expressible(run.config);
   const Ct2Model model = build_model(run, options.weights);
 

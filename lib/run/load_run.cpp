@@ -17,19 +17,21 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Checks run.checkpoint against the run's vocabulary and config and loads it into the model;
-// whether it holds int8 weights. The checkpoint itself is freed on return.
-bool load_checked_checkpoint(LoadedRun& run) {
+// Checks run.checkpoint against the run's vocabulary and config and makes its tensors the
+// model's parameters (io::adopt_parameters); whether it holds int8 weights. The model's
+// initial values are freed first, so that the process never holds the model twice.
+bool adopt_checked_checkpoint(LoadedRun& run) {
+  run.model->parameters().release_values();
   io::Checkpoint checkpoint = io::load_checkpoint(run.checkpoint);
   check_checkpoint_vocabulary(checkpoint.path, checkpoint.metadata, run.vocab->digests);
   check_checkpoint_model(checkpoint.path, checkpoint.metadata, run.config);
-  io::load_parameters(checkpoint, run.model->parameters());
+  io::adopt_parameters(checkpoint, run.model->parameters());
   return io::is_quantized(checkpoint.metadata);
 }
 
 }  // namespace
 
-LoadedRun load_run(const std::string& dir, const std::string& checkpoint_path, std::optional<Precision> precision) {
+LoadedRun read_run(const std::string& dir, const std::string& checkpoint_path) {
   ATTN_CHECK(fs::exists(dir), "model directory ", dir, " does not exist");
   ATTN_CHECK(fs::is_directory(dir), dir,
              " is not a directory: a model is the run directory attn-train writes (its config's output_dir), not a "
@@ -52,19 +54,24 @@ LoadedRun load_run(const std::string& dir, const std::string& checkpoint_path, s
                fs::path(run.paths.best_checkpoint).filename().string(), " or ",
                fs::path(run.paths.last_checkpoint).filename().string(), ")");
   }
-  const bool quantized = load_checked_checkpoint(run);
-  // The checkpoint's tensors, a copy of the model, go back to the system before the prepared
-  // weights are made: a decoding process would otherwise peak at three copies.
+  run.quantized = adopt_checked_checkpoint(run);
+  // What the checkpoint held beside the parameters (an optimizer's moments) goes back to the
+  // system before the decoding forms are made.
   BufferPool::instance().trim();
-  run.precision = set_decoding_precision(*run.model, precision.value_or(quantized ? Precision::int8 : Precision::f32));
+  return run;
+}
+
+LoadedRun load_run(const std::string& dir, const std::string& checkpoint_path, std::optional<Precision> precision) {
+  LoadedRun run = read_run(dir, checkpoint_path);
+  run.precision =
+      set_decoding_precision(*run.model, precision.value_or(run.quantized ? Precision::int8 : Precision::f32));
   return run;
 }
 
 Precision set_decoding_precision(models::Seq2SeqModel& model, Precision requested) {
   const ops::PrecisionChoice choice = ops::resolve_precision(requested, "--precision");
   if (requested == Precision::automatic) spdlog::info("precision: {}", choice.reason);
-  model.parameters().prepare_matmul_weights(choice.precision);
-  ops::pack_matmul_weights(model.parameters());
+  model.parameters().prepare_for_decoding(choice.precision, ops::pack_weight);
   return choice.precision;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // load_run: a trained run, ready to translate, for every program that uses one (attn-translate,
-// attn-dump-attention, attn-bench decode). It lives outside train/ so that inference does not
-// depend on the trainer.
+// attn-dump-attention, attn-serve, attn-bench decode), and read_run, its parameters as trained
+// (attn-export, attn-quantize). It lives outside train/ so that inference does not depend on
+// the trainer.
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,30 +16,38 @@
 
 namespace attn::run {
 
-// A run's config, vocabularies and model with the parameters of `checkpoint` when given (any
-// checkpoint of the run's model, e.g. attn-average's), else of the best (or, failing that, the
-// last) checkpoint.
+// A run's config, vocabularies and model with the parameters of a checkpoint (any checkpoint
+// of the run's model, e.g. attn-average's).
 struct LoadedRun {
   io::Config config;
   RunPaths paths;
   std::unique_ptr<Vocabularies> vocab;
   std::unique_ptr<models::Seq2SeqModel> model;
   std::string checkpoint;                // the file the parameters came from
+  bool quantized = false;                // the checkpoint holds int8 weights (attn-quantize)
   Precision precision = Precision::f32;  // of the model's matmuls
 };
 
-// Reads without writing or locking (every run file is replaced atomically); checks the
-// vocabulary against its record and the checkpoint's, and the checkpoint's data checksum.
-// The model's matmul weights are then prepared once for `precision` (--precision; auto is
-// measured here, at OpenMP's thread count then) and packed (ops::pack_matmul_weights); without
-// one, int8 for a quantised checkpoint (attn-quantize) and f32 otherwise. bf16 on a CPU where
-// oneDNN has no bf16 matmul is an error saying so.
+// The run in `dir` with the f32 parameters of `checkpoint` when given, else of the best (or,
+// failing that, the last) checkpoint, for a program that reads the parameters themselves
+// (attn-export, attn-quantize); an int8 checkpoint's are dequantised. Reads without writing or
+// locking (every run file is replaced atomically); checks the vocabulary against its record and
+// the checkpoint's, and the checkpoint's data checksum.
+LoadedRun read_run(const std::string& dir, const std::string& checkpoint = "");
+
+// read_run, ready to translate (attn-translate, attn-dump-attention, attn-serve, attn-bench
+// decode): the model's matmul weights are then prepared once for `precision` (--precision; auto
+// is measured here, at OpenMP's thread count then) and packed, and their plain forms dropped
+// (set_decoding_precision); without one, int8 for a quantised checkpoint and f32 otherwise. bf16
+// on a CPU where oneDNN has no bf16 matmul is an error saying so.
 LoadedRun load_run(const std::string& dir, const std::string& checkpoint = "",
                    std::optional<Precision> precision = std::nullopt);
 
 // What load_run does last, for a model that comes from elsewhere (attn-bench decode --config):
 // `requested` resolved (ops::resolve_precision), then the store's matmul weights prepared for
-// it and packed. Returns the precision resolved: never automatic.
+// it, packed (ops::pack_matmul_weights) and their plain forms dropped
+// (ParameterStore::prepare_for_decoding): the model can decode, not train or be saved. Returns the
+// precision resolved: never automatic.
 Precision set_decoding_precision(models::Seq2SeqModel& model, Precision requested);
 
 // Runs decoded as one ensemble (models/ensemble.h) must share the target vocabulary (their

@@ -52,7 +52,7 @@ io::CheckpointExtras kept_metadata(const std::string& checkpoint) {
 
 QuantizeResult quantize_run(const std::string& model_dir, const std::string& out_dir, bool force,
                             const std::string& checkpoint) {
-  LoadedRun run = load_run(model_dir, checkpoint, Precision::f32);
+  LoadedRun run = read_run(model_dir, checkpoint);
   ATTN_CHECK(!io::is_quantized(io::read_safetensors_metadata(run.checkpoint)), run.checkpoint,
              " is already quantised (int8)");
   prepare_out_dir(model_dir, out_dir, force);

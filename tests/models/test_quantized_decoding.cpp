@@ -1,12 +1,17 @@
 // Decoding with int8 (and bf16) weights, on a tiny trained model of every family and cell:
 // close to f32, mostly the same greedy translations, and f32 afterwards exactly as before;
-// packed f32 and int8 weights: the same logits and translations as plain ones.
+// packed f32 and int8 weights: the same logits and translations as plain ones, and the same
+// again once the store has dropped the plain forms.
 #include <cmath>
+#include <map>
+#include <set>
+#include <string>
 
 #include <catch2/catch.hpp>
 
 #include "bf16_support.h"
 #include "decode/search.h"
+#include "models/model_factory.h"
 #include "ops/gemm.h"
 #include "ops/linear.h"
 #include "tiny_models.h"
@@ -152,4 +157,80 @@ TEST_CASE("packed f32 decoding gives plain f32's logits and translations - and p
   model->parameters().prepare_matmul_weights(Precision::f32);
   model->parameters().for_each_matmul_weight([](MatmulWeight& weight) { CHECK_FALSE(weight.packed); });
   CHECK(logits_of(*model, batch) == plain_logits);
+}
+
+namespace {
+
+// The embedding options a model can have: one table tied to the output projection for both
+// sides, a tied target table of its own, or an output projection of its own.
+struct EmbeddingSharing {
+  const char* label;
+  bool shared, tied;
+};
+const std::vector<EmbeddingSharing> kEmbeddingSharings = {
+    {"shared tied", true, true}, {"tied", false, true}, {"untied", false, false}};
+
+}  // namespace
+
+TEST_CASE("a decoding store keeps packed weights only - the same logits and translations in less memory",
+          "[models][packed]") {
+  TinyModelKind kind = GENERATE(from_range(testing::tiny_model_kinds()));
+  EmbeddingSharing sharing = GENERATE(from_range(kEmbeddingSharings));
+  Precision precision = GENERATE(Precision::f32, Precision::bf16, Precision::int8);
+  const bool adopted = GENERATE(false, true);
+  INFO(kind.label << ", " << sharing.label << " embeddings, " << choice_name(precision) << ", "
+                  << (adopted ? "parameters adopted one by one" : "a flat buffer"));
+  if (precision == Precision::bf16) ATTN_SKIP_UNLESS_BF16_MATMUL();
+  io::Config config = testing::tiny_model_config(kind, 5);
+  config.model.shared_embeddings = sharing.shared;
+  config.model.tied_embeddings = sharing.tied;
+  auto model = models::make_model(config, {11, 11});
+  const data::Batch batch = batch_of(make_examples(kPairs));
+  ParameterStore& store = model->parameters();
+  store.prepare_matmul_weights(precision);
+  ops::pack_matmul_weights(store);
+  const std::vector<float> packed_logits = logits_of(*model, batch);
+  const auto packed_tokens = greedy(*model, batch);
+
+  // The weights a packed copy stands for: every matmul weight but a tied table outside f32,
+  // whose rows the embedding lookup reads then in f32.
+  const std::string tied_table = sharing.shared ? "embedding.weight" : "decoder.embedding.weight";
+  std::set<const void*> matmul_values;
+  store.for_each_matmul_weight([&](MatmulWeight& weight) { matmul_values.insert(weight.f32.raw()); });
+  std::set<std::string> expected_dropped;
+  size_t dropped_elements = 0;
+  for (const NamedParameter& parameter : store.parameters()) {
+    if (!matmul_values.count(parameter.tensor.raw())) continue;
+    if (sharing.tied && parameter.name == tied_table && precision != Precision::f32) continue;
+    expected_dropped.insert(parameter.name);
+    dropped_elements += size_t(parameter.tensor.numel());
+  }
+  REQUIRE(!expected_dropped.empty());
+  const size_t size_before = store.size();
+  if (adopted) {  // as a checkpoint is read for decoding (io::adopt_parameters)
+    std::map<std::string, Tensor> values;
+    for (const NamedParameter& parameter : store.parameters()) values[parameter.name] = parameter.tensor.clone();
+    store.release_values();
+    CHECK_THROWS_WITH(store.size(), Catch::Contains("flat parameter buffer"));
+    for (const auto& [name, tensor] : values) store.adopt(name, tensor);
+  }
+
+  store.prepare_for_decoding(precision, ops::pack_weight);
+  std::set<std::string> dropped;
+  for (const NamedParameter& parameter : store.parameters()) {
+    if (parameter.tensor.has_values()) continue;
+    dropped.insert(parameter.name);
+    CHECK_THROWS_WITH(parameter.tensor.raw(), Catch::Contains("has no values"));
+  }
+  CHECK(dropped == expected_dropped);
+  if (!adopted) CHECK(store.size() <= size_before - dropped_elements);
+  store.for_each_matmul_weight([&](MatmulWeight& weight) {
+    CHECK(weight.packed);
+    if (weight.bf16.defined()) CHECK_FALSE(weight.bf16.has_values());
+    if (weight.int8.defined()) CHECK_FALSE(weight.int8.values.has_values());
+  });
+  // The products read the same packed copies, and a tied table's rows come from its packed f32
+  // copy (the same values) or from the table it kept.
+  CHECK(logits_of(*model, batch) == packed_logits);
+  CHECK(greedy(*model, batch) == packed_tokens);
 }

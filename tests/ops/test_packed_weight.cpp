@@ -3,6 +3,7 @@
 // wants gradients and a re-prepared weight never see the packed copy.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -199,5 +200,40 @@ TEST_CASE("a few rows against a wide packed float weight run in column parts on 
                 options);
       check_same_products(y.to_vector(), expected_bf16.to_vector(), 5e-5);
     }
+  }
+}
+
+TEST_CASE("a packed weight unpacks to its plain values - and its f32 rows read back exactly", "[ops][packed]") {
+  Precision precision = GENERATE(Precision::f32, Precision::bf16, Precision::int8);
+  INFO(choice_name(precision));
+  if (precision == Precision::bf16) ATTN_SKIP_UNLESS_BF16_MATMUL();
+  MatmulWeight weight = packed_weight(random_tensor({kOuter, kInner}, 45, 0.5f, false), precision);
+  const Tensor& values = precision == Precision::bf16   ? weight.bf16
+                         : precision == Precision::int8 ? weight.int8.values
+                                                        : weight.f32;
+  const size_t bytes = size_t(values.numel()) * dtype_size(values.dtype());
+  CHECK(ops::plain_weight(values, weight.packed.get()).same_storage(values));  // values present: itself
+
+  Tensor dropped = values.clone();
+  dropped.drop_values();
+  CHECK_THROWS_WITH(dropped.raw(), Catch::Contains("has no values"));
+  Tensor unpacked = ops::plain_weight(dropped, weight.packed.get());
+  REQUIRE(unpacked.shape() == values.shape());
+  REQUIRE(unpacked.dtype() == values.dtype());
+  CHECK(std::memcmp(unpacked.raw(), values.raw(), bytes) == 0);
+  CHECK_THROWS_WITH(ops::plain_weight(dropped, nullptr), Catch::Contains("no packed copy"));
+
+  if (precision != Precision::f32) {
+    CHECK_THROWS_WITH(ops::packed_rows(*weight.packed, {0}, nullptr), Catch::Contains("needs an f32 weight"));
+  } else {
+    const std::vector<int32_t> rows = {0, kOuter - 1, 17, 17, 64, 3};  // 64 begins the second block of 64
+    std::vector<float> read(rows.size() * size_t(kInner));
+    ops::packed_rows(*weight.packed, rows, read.data());
+    for (size_t i = 0; i < rows.size(); ++i)
+      for (int64_t k = 0; k < kInner; ++k) {
+        INFO("row " << rows[i] << ", column " << k);
+        REQUIRE(read[i * size_t(kInner) + size_t(k)] == values.data()[rows[i] * kInner + k]);
+      }
+    CHECK_THROWS_WITH(ops::packed_rows(*weight.packed, {int32_t(kOuter)}, read.data()), Catch::Contains("row 72"));
   }
 }
