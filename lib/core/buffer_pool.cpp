@@ -54,7 +54,9 @@ void BufferPool::deallocate(void* block, size_t size) {
 // evicts and maps some ten blocks anew (page faults and the kernel's zeroing, about a tenth of
 // a bf16 Transformer step). An eighth is the least slack that stopped it in attn-bench's
 // Transformer and RNN.
-size_t BufferPool::limit() const { return limit_ > 0 ? std::max(limit_ + limit_ / kSlackDivisor, high_water_) : 0; }
+size_t BufferPool::limit() const {
+  return limit_ > 0 ? std::max(limit_ + std::max(limit_ / kSlackDivisor, kMinSlackBytes), high_water_) : 0;
+}
 
 bool BufferPool::over_limit(size_t extra) const { return limit_ > 0 && live_bytes_ + cached_bytes_ + extra > limit(); }
 

@@ -8,7 +8,8 @@
 // What it keeps is bounded twice:
 //   - `capacity` bytes of free blocks at most (a fixed backstop, 4 GiB);
 //   - once a step has ended (end_step()), live and free blocks together stay within the live
-//     high-water mark of the last few steps (this one included) plus an eighth: a free block
+//     high-water mark of the last few steps (this one included) plus an eighth (8 MiB at
+//     least, so that a small process does not map and free its blocks anew every step): a free block
 //     that would exceed it is returned to the system, and a new block that would exceed it
 //     first evicts the least recently used free blocks. Batches of varying shapes thus reuse each other's memory
 //     instead of each shape adding its own size classes, and the footprint follows what a step really needs.
@@ -41,7 +42,8 @@ class BufferPool {
   // returned, and this step's high-water mark starts over from the bytes live now.
   void end_step();
   static constexpr size_t kStepWindow = 8;
-  static constexpr size_t kSlackDivisor = 8;  // the limit is the high-water mark + 1/kSlackDivisor of it
+  static constexpr size_t kSlackDivisor = 8;                 // the limit is the high-water mark + 1/kSlackDivisor of it
+  static constexpr size_t kMinSlackBytes = size_t(8) << 20;  // but at least this much more
 
   struct Stats {
     size_t live_bytes = 0;        // handed out and not yet released

@@ -503,11 +503,16 @@ void packed_rows(const PackedMatrix& packed, const std::vector<int32_t>& ids, fl
   ATTN_CHECK(source.dtype == DType::f32 && desc.format_kind == dnnl_blocked,
              "packed_rows: needs an f32 weight packed in a blocked layout");
   const int64_t k = source.dims[0], n = source.dims[1];
+  // A blocked offset is a sum of one part per axis: b[k][n] = k's part + n's part.
+  std::vector<int64_t> k_parts(static_cast<size_t>(k));  // (K), offset0 included
+  for (int64_t column = 0; column < k; ++column) k_parts[size_t(column)] = blocked_offset(desc, column, 0);
+  const int64_t first_row = blocked_offset(desc, 0, 0);
   const auto* values = static_cast<const float*>(source.values.get_data_handle());
   for (size_t row = 0; row < ids.size(); ++row) {
     ATTN_CHECK(ids[row] >= 0 && ids[row] < n, "packed_rows: row ", ids[row], " of a weight with ", n, " rows");
-    for (int64_t column = 0; column < k; ++column)
-      out[row * k + column] = values[blocked_offset(desc, column, ids[row])];
+    const float* row_values = values + (blocked_offset(desc, 0, ids[row]) - first_row);
+    float* target = out + int64_t(row) * k;
+    for (int64_t column = 0; column < k; ++column) target[column] = row_values[k_parts[size_t(column)]];
   }
 }
 

@@ -1,5 +1,8 @@
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
+#include "core/buffer.h"
 #include "core/buffer_pool.h"
 #include "core/tensor.h"
 
@@ -38,8 +41,10 @@ TEST_CASE("the pool keeps no more free bytes than its capacity", "[core][buffer_
 
 namespace {
 constexpr int64_t kMiB = (1 << 20) / sizeof(float);  // floats in one MiB
-// The step limit for a live high-water mark of `bytes`.
-size_t with_slack(size_t bytes) { return bytes + bytes / BufferPool::kSlackDivisor; }
+// The step limit for a live high-water mark of `bytes`: an eighth more, at least 8 MiB.
+size_t with_slack(size_t bytes) {
+  return bytes + std::max(bytes / BufferPool::kSlackDivisor, BufferPool::kMinSlackBytes);
+}
 }  // namespace
 
 TEST_CASE("once a step has ended live and free blocks stay within its live high-water mark", "[core][buffer_pool]") {
@@ -115,12 +120,12 @@ TEST_CASE("the step limit is the largest high-water mark of the last steps", "[c
   auto& pool = BufferPool::instance();
   pool.trim();
   size_t base = pool.stats().live_bytes;
-  { attn::Tensor big = attn::Tensor::empty({8 * kMiB}); }
+  { attn::Tensor big = attn::Tensor::empty({64 * kMiB}); }  // more than the slack
   pool.end_step();
   for (size_t step = 1; step < BufferPool::kStepWindow; ++step) {
     { attn::Tensor small = attn::Tensor::empty({kMiB}); }
     pool.end_step();
-    CHECK(pool.stats().limit_bytes == with_slack(base + (size_t(8) << 20)));  // the big step is still in the window
+    CHECK(pool.stats().limit_bytes == with_slack(base + (size_t(64) << 20)));  // the big step is still in the window
   }
   { attn::Tensor small = attn::Tensor::empty({kMiB}); }
   pool.end_step();  // the big step has left the window
@@ -147,4 +152,25 @@ TEST_CASE("a free block of a somewhat larger class serves a request whose class 
     CHECK(much_smaller.raw() != block);
   }
   pool.trim();
+}
+
+TEST_CASE("a buffer zeroed on touch is all zeros - and a new block even when a free one would fit",
+          "[core][buffer_pool]") {
+  auto& pool = BufferPool::instance();
+  pool.trim();
+  for (size_t bytes : {size_t(1000), size_t(3) << 20}) {  // a heap block and a mapped one
+    INFO(bytes << " bytes");
+    {
+      attn::Buffer dirty(bytes, false);
+      std::fill_n(static_cast<char*>(dirty.data()), bytes, char(7));
+    }
+    REQUIRE(pool.cached_bytes() > 0);  // the dirty block is free for reuse
+    const uint64_t reuses = pool.reuses();
+    auto zeroed = attn::Buffer::zeroed_on_touch(bytes);
+    CHECK(pool.reuses() == reuses);
+    CHECK(zeroed->bytes() == bytes);
+    const char* data = static_cast<const char*>(zeroed->data());
+    CHECK(std::all_of(data, data + bytes, [](char value) { return value == 0; }));
+    pool.trim();
+  }
 }
