@@ -17,6 +17,11 @@ class Buffer {
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
+  // Maps the pages of [offset, offset + bytes) for writing in one call, where a buffer zeroed
+  // on touch would otherwise fault on each page (dear on a virtual machine). Best effort: a
+  // kernel without MADV_POPULATE_WRITE (before 5.14) faults them in as they are written.
+  void populate(size_t offset, size_t bytes);
+
   void* data() { return data_; }
   const void* data() const { return data_; }
   size_t bytes() const { return bytes_; }

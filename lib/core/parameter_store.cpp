@@ -56,6 +56,7 @@ void ParameterStore::lay_out_flat() {
     Tensor& tensor = parameters_[i].tensor;
     if (!tensor.has_values()) continue;
     float* destination = static_cast<float*>(values->data()) + offsets[i];
+    values->populate(offsets[i] * sizeof(float), tensor.numel() * sizeof(float));
     std::memcpy(destination, tensor.data(), tensor.numel() * sizeof(float));
     tensor.rebind(values, grads, offsets[i]);
     pool.trim();  // the parameter's earlier storage, a free block of the pool now
