@@ -12,7 +12,8 @@
 // A quantised checkpoint (attn-quantize) has metadata "quantized": "int8" and holds every
 // matrix parameter (rank 2) as I8 values with F32 per-row scales (core/quantized_matrix.h),
 // the scales as extra tensor "<name>.scales"; vectors stay F32. It is about 4x smaller;
-// load_parameters dequantises it, so it loads like any checkpoint (training refuses it).
+// load_parameters and adopt_parameters dequantise it, so it loads like any checkpoint (training
+// refuses it).
 #include <map>
 #include <string>
 
