@@ -145,3 +145,23 @@ TEST_CASE("rebind moves every copy of a handle to the new storage", "[core][tens
   CHECK(copy.to_vector() == std::vector<float>{0.f, 0.f});
   CHECK_THROWS_AS(copy.rebind(data, grad, 7), Error);  // would run past the buffer
 }
+
+TEST_CASE("a released store adopts values without a copy - and refuses a misfit by name", "[core][parameter_store]") {
+  ParameterStore store(3);
+  Tensor weight = store.add("layer.weight", {2, 3}, init::zeros());
+  store.add("layer.bias", {3}, init::zeros());
+  store.finalize();
+  CHECK_THROWS_WITH(store.read_rows("layer.bias"), Catch::Contains("layer.bias is not a matmul weight"));
+  Tensor values = Tensor::from_vector({2, 3}, {1.f, 2.f, 3.f, 4.f, 5.f, 6.f});
+  CHECK_THROWS_WITH(store.adopt("layer.weight", values), Catch::Contains("release_values() first"));
+
+  store.release_values();
+  CHECK_FALSE(weight.has_values());
+  CHECK_THROWS_WITH(store.values(), Catch::Contains("flat parameter buffer"));
+  CHECK_THROWS_WITH(store.adopt("layer.weight", Tensor::zeros({3, 2})),
+                    Catch::Contains("adopt(layer.weight): F32 (2, 3) wanted"));
+  store.adopt("layer.weight", values);
+  CHECK(weight.same_storage(values));  // the handle the layer holds sees the adopted values
+  CHECK(weight.to_vector() == values.to_vector());
+  CHECK_THROWS_WITH(weight.adopt_values(Tensor::zeros({6})), Catch::Contains("cannot become the values of"));
+}
