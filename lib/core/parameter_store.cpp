@@ -15,7 +15,7 @@ size_t round_up(size_t count) { return (count + kAlignElements - 1) / kAlignElem
 
 }  // namespace
 
-ParameterStore::ParameterStore(uint64_t seed) : rng_(seed) {}
+ParameterStore::ParameterStore(ParameterInit init) : rng_(init.seed), initial_values_(init.values) {}
 
 Tensor ParameterStore::add(const std::string& name, const Shape& shape, const Initializer& init) {
   ATTN_CHECK(!finalized_, "cannot add parameter '", name, "': the parameter store is already finalized");
@@ -24,8 +24,8 @@ Tensor ParameterStore::add(const std::string& name, const Shape& shape, const In
   ATTN_CHECK(init, "parameter '", name, "' has no initializer");
   for (int64_t dim : shape)
     ATTN_CHECK(dim >= 0, "parameter '", name, "' has a negative dimension in shape ", to_string(shape));
-  Tensor tensor = Tensor::zeros(shape);
-  init(tensor, rng_);
+  Tensor tensor = initial_values_ ? Tensor::zeros(shape) : Tensor::without_values(shape);
+  if (initial_values_) init(tensor, rng_);
   tensor.set_requires_grad(true);
   index_.emplace(name, parameters_.size());
   parameters_.push_back({name, tensor});
@@ -34,7 +34,7 @@ Tensor ParameterStore::add(const std::string& name, const Shape& shape, const In
 
 void ParameterStore::finalize() {
   ATTN_CHECK(!finalized_, "the parameter store is already finalized");
-  lay_out_flat();
+  if (initial_values_) lay_out_flat();
   finalized_ = true;
 }
 
@@ -155,21 +155,10 @@ void ParameterStore::for_each_matmul_weight(const std::function<void(MatmulWeigh
   for (auto& entry : matmul_weights_) visit(*entry.second);
 }
 
-void ParameterStore::read_rows(const std::string& name) {
-  ATTN_CHECK(matmul_weights_.count(name), "read_rows: ", name, " is not a matmul weight of this store");
-  read_rows_.insert(name);
-}
-
-void ParameterStore::release_values() {
-  check_finalized("release_values()");
-  for (NamedParameter& parameter : parameters_) parameter.tensor.drop_values();
-  flat_values_ = Tensor();
-  BufferPool::instance().trim();
-}
-
 void ParameterStore::adopt(const std::string& name, const Tensor& values) {
   check_finalized("adopt()");
-  ATTN_CHECK(!flat_values_.defined(), "adopt(", name, "): the store has its flat buffer (release_values() first)");
+  ATTN_CHECK(!initial_values_, "adopt(", name,
+             "): the store has values of its own (a store that adopts is made with ParameterInit::without_values)");
   Tensor parameter = get(name);
   ATTN_CHECK(values.shape() == parameter.shape() && values.dtype() == DType::f32, "adopt(", name, "): F32 ",
              to_string(parameter.shape()), " wanted, not ", dtype_name(values.dtype()), " ", to_string(values.shape()));
@@ -177,17 +166,25 @@ void ParameterStore::adopt(const std::string& name, const Tensor& values) {
 }
 
 void ParameterStore::prepare_for_decoding(Precision precision, const Packer& pack) {
-  check_finalized("prepare_for_decoding()");
-  matmul_precision_ = precision;
-  for (auto& [name, weight] : matmul_weights_) {
-    weight->prepare(precision);
-    weight->packed = pack(weight->prepared());
-    if (weight->bf16.defined()) weight->bf16.drop_values();
-    if (weight->int8.defined()) weight->int8.values.drop_values();
-    if (!read_rows_.count(name) || precision == Precision::f32) weight->f32.drop_values();
-    BufferPool::instance().trim();  // an adopted parameter's storage, a bf16 copy
-  }
+  for (auto& entry : matmul_weights_) prepare_for_decoding(entry.first, precision, pack);
   if (flat_values_.defined()) lay_out_flat();
+}
+
+void ParameterStore::prepare_for_decoding(const std::string& name, Precision precision, const Packer& pack) {
+  check_finalized("prepare_for_decoding()");
+  ATTN_CHECK(packed_for_decoding_.empty() || precision == matmul_precision_, "prepare_for_decoding(", name,
+             "): the store's weights are packed for ", choice_name(matmul_precision_), ", not ",
+             choice_name(precision));
+  matmul_precision_ = precision;
+  auto found = matmul_weights_.find(name);
+  if (found == matmul_weights_.end() || !packed_for_decoding_.insert(name).second) return;
+  MatmulWeight& weight = *found->second;
+  weight.prepare(precision);
+  weight.packed = pack(weight.prepared());
+  if (weight.bf16.defined()) weight.bf16.drop_values();
+  if (weight.int8.defined()) weight.int8.values.drop_values();
+  weight.f32.drop_values();
+  BufferPool::instance().trim();  // an adopted parameter's storage, a bf16 copy
 }
 
 }  // namespace attn

@@ -33,6 +33,19 @@
 
 namespace attn {
 
+// How a store's parameters begin: drawn from a seed (training), or without values, for a store
+// that takes a checkpoint's (decoding, export), so that the initial model is never made.
+struct ParameterInit {
+  ParameterInit(uint64_t seed) : seed(seed) {}  // implicit: a seed means values drawn from it
+  static ParameterInit without_values() {
+    ParameterInit init(0);
+    init.values = false;
+    return init;
+  }
+  uint64_t seed;
+  bool values = true;
+};
+
 struct NamedParameter {
   std::string name;  // e.g. "decoder.layers.0.self_attn.qkv.weight"
   Tensor tensor;
@@ -40,14 +53,16 @@ struct NamedParameter {
 
 class ParameterStore {
  public:
-  explicit ParameterStore(uint64_t seed);
+  explicit ParameterStore(ParameterInit init);
   ParameterStore(const ParameterStore&) = delete;
   ParameterStore& operator=(const ParameterStore&) = delete;
 
-  // Registers an f32 parameter (requires_grad) and initialises it. Errors on a duplicate or
-  // empty name, a negative dimension, or after finalize().
+  // Registers an f32 parameter (requires_grad) and initialises it (a store without values leaves
+  // it without). Errors on a duplicate or empty name, a negative dimension, or after finalize().
   Tensor add(const std::string& name, const Shape& shape, const Initializer& init);
-  // Packs all parameters into the flat buffers; add() is closed afterwards.
+  // Packs all parameters into the flat buffers; add() is closed afterwards. A store without
+  // values has none: values(), grads(), size() and the flat views are errors, and adopt() gives
+  // each parameter its own storage.
   void finalize();
   bool finalized() const { return finalized_; }
 
@@ -81,29 +96,24 @@ class ParameterStore {
   // Each matmul weight, for a pass that adds to its prepared form (ops::pack_matmul_weights).
   void for_each_matmul_weight(const std::function<void(MatmulWeight&)>& visit);
 
-  // Declares that a layer reads rows of matmul weight `name` when decoding, not only its
-  // products (a tied embedding table is looked up by token).
-  void read_rows(const std::string& name);
-
-  // For a store whose parameters are only read (decoding, export): frees the flat buffer (every
-  // parameter loses its values), so that a checkpoint can be read in its place, and adopt()
-  // then gives each parameter its own storage. values(), grads(), size() and the flat views are
-  // errors from then on.
-  void release_values();
-  // Makes `values` (the parameter's shape, f32) the storage of parameter `name`, for every
-  // handle of it, without a copy.
+  // For a store made without values (decoding, export): makes `values` (the parameter's shape,
+  // f32) the storage of parameter `name`, for every handle of it, without a copy.
   void adopt(const std::string& name, const Tensor& values);
 
   // Decoding's matmul weights, one weight at a time: prepared for `precision`, packed by `pack`
   // (ops::pack_weight), and every plain form the packed copy stands for dropped, so that the
   // process holds each weight once: the bf16 copy, the int8 values (their scales stay) and the
-  // f32 parameter. A read_rows weight keeps its f32 values unless its packed copy is f32, the
-  // same values, from which its rows are read then (ops::embedding_from_packed). A flat buffer
-  // is made anew without the dropped parameters; adopted ones are freed one by one. A dropped
-  // tensor keeps its shape, and reading its values is an error: the store can decode, not
-  // train, save or prepare again.
+  // f32 parameter. A tied embedding table's rows are read from its packed copy then
+  // (ops::embedding_from_packed): the values its products multiply with. A flat buffer is made
+  // anew without the dropped parameters; adopted ones are freed one by one. A dropped tensor
+  // keeps its shape, and reading its values is an error: the store can decode, not train, save
+  // or prepare again.
   using Packer = std::function<std::shared_ptr<const PackedMatrix>(const Tensor&)>;
   void prepare_for_decoding(Precision precision, const Packer& pack);
+  // The same for the matmul weight of parameter `name` alone, if it has one, as soon as the
+  // parameter is adopted (io::adopt_parameters), so that a checkpoint is never held whole beside
+  // its packed copies; prepare_for_decoding then does the rest. Every call takes one precision.
+  void prepare_for_decoding(const std::string& name, Precision precision, const Packer& pack);
 
  private:
   void check_finalized(const char* what) const;
@@ -112,13 +122,14 @@ class ParameterStore {
   void lay_out_flat();
 
   Rng rng_;
+  bool initial_values_;
   std::vector<NamedParameter> parameters_;
   std::unordered_map<std::string, size_t> index_;  // name -> position in parameters_
   bool finalized_ = false;
-  Tensor flat_values_;  // (size()); its grad() is the flat gradient buffer, made on first use; undefined after
-                        // release_values()
+  Tensor flat_values_;  // (size()); its grad() is the flat gradient buffer, made on first use; undefined in
+                        // a store made without values
   std::map<std::string, std::shared_ptr<MatmulWeight>> matmul_weights_;
-  std::set<std::string> read_rows_;  // matmul weights whose rows decoding reads too
+  std::set<std::string> packed_for_decoding_;  // matmul weights prepare_for_decoding has done
   Precision matmul_precision_ = Precision::f32;
 };
 

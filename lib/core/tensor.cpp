@@ -15,6 +15,15 @@ Tensor Tensor::empty(const Shape& shape, DType dtype) {
   return Tensor(impl);
 }
 
+Tensor Tensor::without_values(const Shape& shape, DType dtype) {
+  for (int64_t dim : shape) ATTN_CHECK(dim >= 0, "negative dimension in shape ", to_string(shape));
+  auto impl = std::make_shared<Impl>();
+  impl->grad = std::make_shared<GradSlot>();
+  impl->shape = shape;
+  impl->dtype = dtype;
+  return Tensor(impl);
+}
+
 Tensor Tensor::zeros(const Shape& shape, DType dtype) {
   Tensor tensor = empty(shape, dtype);
   std::memset(tensor.raw(), 0, tensor.numel() * dtype_size(dtype));

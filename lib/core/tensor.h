@@ -30,6 +30,8 @@ class Tensor {
   static Tensor zeros(const Shape& shape, DType dtype = DType::f32);
   static Tensor full(const Shape& shape, float value);
   static Tensor from_vector(const Shape& shape, const std::vector<float>& values);
+  // A handle of `shape` whose values come later (adopt_values): a parameter a checkpoint fills.
+  static Tensor without_values(const Shape& shape, DType dtype = DType::f32);
   // A view of `count` elements of `data` at element `offset`, with its gradient at the same
   // offset of `grad` (used for the flat parameter buffer).
   static Tensor view_of(BufferPtr data, std::shared_ptr<GradSlot> grad, size_t offset, const Shape& shape,

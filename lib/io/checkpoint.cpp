@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -73,45 +74,92 @@ void check_data_checksum(const std::string& path, const std::map<std::string, st
              crc32c_hex(computed), ", metadata \"", kChecksumKey, "\" says ", quoted_name(recorded->second), ")");
 }
 
-// The stored bytes as a tensor; checkpoints hold F32, and I8 in quantised ones (BF16 is understood).
-Tensor to_tensor(const std::string& path, const StoredTensor& stored) {
-  ATTN_CHECK(stored.dtype == ElementType::f32 || stored.dtype == ElementType::bf16 || stored.dtype == ElementType::i8,
-             path, ": tensor ", quoted_name(stored.name), " has dtype ", element_type_name(stored.dtype),
+// The tensor type of a stored one; checkpoints hold F32, and I8 in quantised ones (BF16 is understood).
+DType checkpoint_dtype(const std::string& path, const std::string& name, ElementType stored) {
+  ATTN_CHECK(stored == ElementType::f32 || stored == ElementType::bf16 || stored == ElementType::i8, path, ": tensor ",
+             quoted_name(name), " has dtype ", element_type_name(stored),
              "; checkpoints hold F32 (and I8 when quantised)");
-  DType dtype = stored.dtype == ElementType::f32    ? DType::f32
-                : stored.dtype == ElementType::bf16 ? DType::bf16
-                                                    : DType::s8;
-  return Tensor::view_of(stored.bytes.buffer(), nullptr, 0, stored.shape, dtype);  // the bytes as they were read
+  return stored == ElementType::f32 ? DType::f32 : stored == ElementType::bf16 ? DType::bf16 : DType::s8;
 }
 
-// Every difference between the checkpoint's parameters and the store's, one phrase each.
-std::vector<std::string> parameter_mismatches(const Checkpoint& checkpoint, const ParameterStore& store) {
+// The stored bytes as a tensor, without a copy.
+Tensor to_tensor(const std::string& path, const StoredTensor& stored) {
+  return Tensor::view_of(stored.bytes.buffer(), nullptr, 0, stored.shape,
+                         checkpoint_dtype(path, stored.name, stored.dtype));
+}
+
+// What a check of the checkpoint's parameters needs of a tensor, whether it was read or not.
+struct StoredForm {
+  Shape shape;
+  DType dtype;
+};
+using Catalogue = std::map<std::string, StoredForm>;
+
+Catalogue catalogue_of(const std::map<std::string, Tensor>& tensors) {
+  Catalogue catalogue;
+  for (const auto& [name, tensor] : tensors) catalogue[name] = {tensor.shape(), tensor.dtype()};
+  return catalogue;
+}
+
+// Every difference between the checkpoint's parameters (and the scales among its extras) and
+// the store's, one phrase each.
+std::vector<std::string> parameter_mismatches(const Catalogue& parameters, const Catalogue& extras,
+                                              const ParameterStore& store) {
   std::vector<std::string> problems;
   for (const NamedParameter& parameter : store.parameters()) {
-    auto found = checkpoint.parameters.find(parameter.name);
+    auto found = parameters.find(parameter.name);
     const std::string model_shape = to_string(parameter.tensor.shape());
-    if (found == checkpoint.parameters.end()) {
+    if (found == parameters.end()) {
       problems.push_back("missing parameter " + quoted_name(parameter.name) + " (model shape " + model_shape + ")");
-    } else if (found->second.shape() != parameter.tensor.shape()) {
-      problems.push_back("parameter " + quoted_name(parameter.name) + " has shape " + to_string(found->second.shape()) +
+    } else if (found->second.shape != parameter.tensor.shape()) {
+      problems.push_back("parameter " + quoted_name(parameter.name) + " has shape " + to_string(found->second.shape) +
                          " in the checkpoint but " + model_shape + " in the model");
-    } else if (found->second.dtype() == DType::s8) {
-      auto scales = checkpoint.extras.find(quantized_scales_name(parameter.name));
-      if (parameter.tensor.rank() != 2 || scales == checkpoint.extras.end() ||
-          scales->second.shape() != Shape{parameter.tensor.dim(0)} || scales->second.dtype() != DType::f32)
+    } else if (found->second.dtype == DType::s8) {
+      auto scales = extras.find(quantized_scales_name(parameter.name));
+      if (parameter.tensor.rank() != 2 || scales == extras.end() ||
+          scales->second.shape != Shape{parameter.tensor.dim(0)} || scales->second.dtype != DType::f32)
         problems.push_back("parameter " + quoted_name(parameter.name) + " is I8 in the checkpoint without F32 scales " +
                            quoted_name(quantized_scales_name(parameter.name)) + " of shape (" +
                            std::to_string(parameter.tensor.dim(0)) + ")");
-    } else if (found->second.dtype() != DType::f32) {
-      problems.push_back("parameter " + quoted_name(parameter.name) + " is " + dtype_name(found->second.dtype()) +
+    } else if (found->second.dtype != DType::f32) {
+      problems.push_back("parameter " + quoted_name(parameter.name) + " is " + dtype_name(found->second.dtype) +
                          " in the checkpoint, not F32");
     }
   }
-  for (const auto& [name, tensor] : checkpoint.parameters)
+  for (const auto& [name, form] : parameters)
     if (!store.contains(name))
-      problems.push_back("unexpected tensor " + quoted_name(name) + " with shape " + to_string(tensor.shape()) +
+      problems.push_back("unexpected tensor " + quoted_name(name) + " with shape " + to_string(form.shape) +
                          " (the model has no such parameter)");
   return problems;
+}
+
+// Throws one line naming up to five mismatches between the checkpoint's parameters and the store's.
+void check_parameters_match(const std::string& path, const Catalogue& parameters, const Catalogue& extras,
+                            const ParameterStore& store) {
+  std::vector<std::string> problems = parameter_mismatches(parameters, extras, store);
+  if (problems.empty()) return;
+  std::string message = path + ": " + problems[0];
+  const size_t shown = std::min<size_t>(problems.size(), 5);
+  for (size_t i = 1; i < shown; ++i) message += "; " + problems[i];
+  if (problems.size() > shown) message += "; and " + std::to_string(problems.size() - shown) + " more";
+  throw Error(message);
+}
+
+// The metadata's extra tensor names, each checked to be among the file's tensors.
+std::vector<std::string> present_extra_names(const std::string& path,
+                                             const std::map<std::string, std::string>& metadata,
+                                             const std::function<bool(const std::string&)>& in_file) {
+  std::vector<std::string> names = extra_names(path, metadata);
+  for (const std::string& name : names)
+    ATTN_CHECK(in_file(name), path, ": extra tensor ", quoted_name(name), " listed in the metadata is not in the file");
+  return names;
+}
+
+// An I8 parameter's f32 values, from its per-row scales.
+Tensor dequantized(const Tensor& values, const Tensor& scales) {
+  Tensor f32 = Tensor::empty(values.shape());
+  dequantize_rows({values, scales}, f32);
+  return f32;
 }
 
 // Writes the parameters' entries followed by the extras'.
@@ -182,10 +230,8 @@ Checkpoint load_checkpoint(const std::string& path) {
   Checkpoint checkpoint;
   checkpoint.path = path;
   checkpoint.metadata = file.metadata;
-  std::vector<std::string> extras = extra_names(path, file.metadata);
-  for (const std::string& name : extras)
-    ATTN_CHECK(file.find(name), path, ": extra tensor ", quoted_name(name),
-               " listed in the metadata is not in the file");
+  std::vector<std::string> extras =
+      present_extra_names(path, file.metadata, [&](const std::string& name) { return file.find(name) != nullptr; });
   uint32_t crc = 0;
   for (StoredTensor& stored : file.tensors) {  // in file order, as the checksum was made
     crc = crc32c(stored.bytes.data(), stored.bytes.size(), crc);
@@ -196,43 +242,61 @@ Checkpoint load_checkpoint(const std::string& path) {
   return checkpoint;
 }
 
-namespace {
-
-// Throws one line naming up to five mismatches between the checkpoint's parameters and the store's.
-void check_parameters_match(const Checkpoint& checkpoint, const ParameterStore& store) {
-  std::vector<std::string> problems = parameter_mismatches(checkpoint, store);
-  if (problems.empty()) return;
-  std::string message = checkpoint.path + ": " + problems[0];
-  const size_t shown = std::min<size_t>(problems.size(), 5);
-  for (size_t i = 1; i < shown; ++i) message += "; " + problems[i];
-  if (problems.size() > shown) message += "; and " + std::to_string(problems.size() - shown) + " more";
-  throw Error(message);
+std::map<std::string, std::string> read_checkpoint_metadata(const std::string& path) {
+  std::map<std::string, std::string> metadata = read_safetensors_metadata(path);
+  check_format(path, metadata);
+  return metadata;
 }
-
-// The f32 values of checkpoint parameter `name`: its tensor, or an int8 one dequantised.
-Tensor f32_values(const Checkpoint& checkpoint, const std::string& name) {
-  const Tensor& source = checkpoint.parameters.at(name);
-  if (source.dtype() != DType::s8) return source;
-  Tensor values = Tensor::empty(source.shape());
-  dequantize_rows({source, checkpoint.extras.at(quantized_scales_name(name))}, values);
-  return values;
-}
-
-}  // namespace
 
 void load_parameters(const Checkpoint& checkpoint, ParameterStore& store) {
-  check_parameters_match(checkpoint, store);
+  check_parameters_match(checkpoint.path, catalogue_of(checkpoint.parameters), catalogue_of(checkpoint.extras), store);
   for (const NamedParameter& parameter : store.parameters()) {
     Tensor destination = parameter.tensor;
-    const Tensor source = f32_values(checkpoint, parameter.name);
+    const Tensor& stored = checkpoint.parameters.at(parameter.name);
+    const Tensor source = stored.dtype() != DType::s8
+                              ? stored
+                              : dequantized(stored, checkpoint.extras.at(quantized_scales_name(parameter.name)));
     std::memcpy(destination.data(), source.data(), source.numel() * sizeof(float));
   }
 }
 
-void adopt_parameters(const Checkpoint& checkpoint, ParameterStore& store) {
-  check_parameters_match(checkpoint, store);
-  for (const NamedParameter& parameter : store.parameters())
-    store.adopt(parameter.name, f32_values(checkpoint, parameter.name));
+namespace {
+
+// The f32 values of the parameter at `entry`, read from the file (an I8 one dequantised with its
+// scales, read out of turn); adds its bytes to `crc`, which runs in file order.
+Tensor read_parameter(const SafetensorsReader& reader, const SafetensorsEntry& entry, uint32_t& crc) {
+  const StoredTensor stored = reader.read(entry);
+  crc = crc32c(stored.bytes.data(), stored.bytes.size(), crc);
+  const Tensor values = to_tensor(reader.path(), stored);
+  if (values.dtype() != DType::s8) return values;
+  const StoredTensor scales = reader.read(*reader.find(quantized_scales_name(entry.name)));
+  return dequantized(values, to_tensor(reader.path(), scales));
+}
+
+}  // namespace
+
+void adopt_parameters(const std::string& path, ParameterStore& store,
+                      const std::function<void(const std::string& name)>& adopted) {
+  SafetensorsReader reader(path);
+  check_format(path, reader.metadata());
+  const std::vector<std::string> extra_list = present_extra_names(
+      path, reader.metadata(), [&](const std::string& name) { return reader.find(name) != nullptr; });
+  const std::set<std::string> extra_set(extra_list.begin(), extra_list.end());
+  Catalogue parameters, extras;
+  for (const SafetensorsEntry& entry : reader.entries())
+    (extra_set.count(entry.name) ? extras : parameters)[entry.name] = {entry.shape,
+                                                                       checkpoint_dtype(path, entry.name, entry.dtype)};
+  check_parameters_match(path, parameters, extras, store);
+  uint32_t crc = 0;
+  for (const SafetensorsEntry& entry : reader.entries()) {  // in file order, as the checksum was made
+    if (extra_set.count(entry.name)) {
+      reader.scan(entry, [&](const char* bytes, size_t size) { crc = crc32c(bytes, size, crc); });
+      continue;
+    }
+    store.adopt(entry.name, read_parameter(reader, entry, crc));
+    if (adopted) adopted(entry.name);
+  }
+  check_data_checksum(path, reader.metadata(), crc);
 }
 
 void load_extra(const Checkpoint& checkpoint, const std::string& name, Tensor destination) {

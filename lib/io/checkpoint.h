@@ -14,6 +14,7 @@
 // the scales as extra tensor "<name>.scales"; vectors stay F32. It is about 4x smaller;
 // load_parameters and adopt_parameters dequantise it, so it loads like any checkpoint (training
 // refuses it).
+#include <functional>
 #include <map>
 #include <string>
 
@@ -51,16 +52,23 @@ std::string quantized_scales_name(const std::string& parameter);
 // Reads and checks the format, version and data checksum; tensors come back as f32 (or bf16)
 // tensors.
 Checkpoint load_checkpoint(const std::string& path);
+// The metadata alone, from the header, with the format and version checked.
+std::map<std::string, std::string> read_checkpoint_metadata(const std::string& path);
 
 // Copies the checkpoint's parameters into the store after checking that every parameter is
 // present with the same shape and F32 (or I8 with its scales: dequantised), and that there is
 // no unexpected one; on any mismatch nothing is copied and the error names the tensors and
 // both shapes.
 void load_parameters(const Checkpoint& checkpoint, ParameterStore& store);
-// The same checks, for a store whose parameters are only read (decoding, export) and whose
-// values were released (ParameterStore::release_values): each parameter takes the checkpoint's
-// tensor as its storage, without a copy (an int8 one is dequantised into its own).
-void adopt_parameters(const Checkpoint& checkpoint, ParameterStore& store);
+// The same checks, made on the header of the file at `path` before any data is read, for a
+// store whose parameters are only read (decoding, export), made without values
+// (ParameterInit::without_values). The file is read one tensor at a time, in file order: each
+// parameter takes its tensor as its storage without a copy (an I8 one is dequantised into its
+// own), and `adopted(name)` runs before the next is read (decoding packs the weight there and
+// drops its values); the extras are checksummed, not kept. So loading holds the store and one
+// tensor, never the file. A damaged file is still an error, after the last tensor.
+void adopt_parameters(const std::string& path, ParameterStore& store,
+                      const std::function<void(const std::string& name)>& adopted = {});
 
 // Copies extra tensor `name` into `destination` (same shape, f32), e.g. Adam's moments.
 void load_extra(const Checkpoint& checkpoint, const std::string& name, Tensor destination);

@@ -98,14 +98,7 @@ std::string make_header(const std::string& path, const std::vector<TensorEntry>&
 
 // ---- reading -------------------------------------------------------------------------------
 
-// The header's promise about one tensor, checked against the file before any data is read.
-struct EntrySpec {
-  std::string name;
-  ElementType dtype;
-  Shape shape;
-  uint64_t begin;
-  uint64_t end;
-};
+}  // namespace
 
 class InputFile {
  public:
@@ -148,6 +141,8 @@ class InputFile {
   int fd_ = -1;
   uint64_t size_ = 0;
 };
+
+namespace {
 
 // Reads the length prefix and the JSON header; returns the parsed header.
 json read_header(const std::string& path, const InputFile& file, uint64_t& header_bytes) {
@@ -194,7 +189,7 @@ std::vector<uint64_t> parse_sizes(const std::string& where, const json& value) {
   return sizes;
 }
 
-EntrySpec parse_entry(const std::string& path, const std::string& name, const json& value, uint64_t data_bytes) {
+SafetensorsEntry parse_entry(const std::string& path, const std::string& name, const json& value, uint64_t data_bytes) {
   const std::string where = path + ": tensor " + quoted_name(name);
   ATTN_CHECK(value.is_object(), where, " is not a JSON object");
   for (const auto& [key, item] : value.items())
@@ -208,7 +203,7 @@ EntrySpec parse_entry(const std::string& path, const std::string& name, const js
   ATTN_CHECK(value.contains("data_offsets"), where, " has no field \"data_offsets\"");
   std::vector<uint64_t> offsets = parse_sizes(where + " data_offsets", value["data_offsets"]);
   ATTN_CHECK(offsets.size() == 2, where, " data_offsets has ", offsets.size(), " values, not [begin, end]");
-  EntrySpec spec{name, *dtype, Shape(dims.begin(), dims.end()), offsets[0], offsets[1]};
+  SafetensorsEntry spec{name, *dtype, Shape(dims.begin(), dims.end()), offsets[0], offsets[1]};
   ATTN_CHECK(spec.begin <= spec.end && spec.end <= data_bytes, where, " data_offsets [", spec.begin, ", ", spec.end,
              "] lie outside the data (", data_bytes, " bytes)");
   auto bytes = byte_count(spec.shape, spec.dtype);
@@ -220,11 +215,11 @@ EntrySpec parse_entry(const std::string& path, const std::string& name, const js
 
 // Sorted by offset; overlapping tensors are rejected (they would also let a small file claim
 // far more memory than it holds).
-std::vector<EntrySpec> parse_entries(const std::string& path, const json& header, uint64_t data_bytes) {
-  std::vector<EntrySpec> specs;
+std::vector<SafetensorsEntry> parse_entries(const std::string& path, const json& header, uint64_t data_bytes) {
+  std::vector<SafetensorsEntry> specs;
   for (const auto& [name, value] : header.items())
     if (name != kMetadataKey) specs.push_back(parse_entry(path, name, value, data_bytes));
-  std::sort(specs.begin(), specs.end(), [](const EntrySpec& a, const EntrySpec& b) {
+  std::sort(specs.begin(), specs.end(), [](const SafetensorsEntry& a, const SafetensorsEntry& b) {
     return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
   });
   for (size_t i = 1; i < specs.size(); ++i)
@@ -276,21 +271,47 @@ void write_safetensors(const std::string& path, const std::vector<TensorEntry>& 
   file.commit();
 }
 
-SafetensorsFile read_safetensors(const std::string& path) {
-  InputFile file(path);
+SafetensorsReader::SafetensorsReader(const std::string& path) : path_(path), file_(std::make_unique<InputFile>(path)) {
   uint64_t header_bytes = 0;
-  json header = read_header(path, file, header_bytes);
-  const uint64_t data_start = 8 + header_bytes;
+  json header = read_header(path, *file_, header_bytes);
+  data_start_ = 8 + header_bytes;
+  if (header.contains(kMetadataKey)) metadata_ = parse_metadata(path, header[kMetadataKey]);
+  entries_ = parse_entries(path, header, file_->size() - data_start_);
+}
+
+SafetensorsReader::~SafetensorsReader() = default;
+
+const SafetensorsEntry* SafetensorsReader::find(const std::string& name) const {
+  for (const SafetensorsEntry& entry : entries_)
+    if (entry.name == name) return &entry;
+  return nullptr;
+}
+
+StoredTensor SafetensorsReader::read(const SafetensorsEntry& entry) const {
+  StoredTensor tensor{entry.name, entry.dtype, entry.shape, StoredBytes(entry.bytes())};
+  file_->read(data_start_ + entry.begin, tensor.bytes.data(), tensor.bytes.size(), "tensor " + quoted_name(entry.name));
+  return tensor;
+}
+
+void SafetensorsReader::scan(const SafetensorsEntry& entry,
+                             const std::function<void(const char* bytes, size_t size)>& consume) const {
+  constexpr size_t kPiece = size_t(1) << 20;
+  std::vector<char> piece(std::min(kPiece, entry.bytes()));
+  for (uint64_t at = entry.begin; at < entry.end;) {
+    const size_t size = static_cast<size_t>(std::min<uint64_t>(kPiece, entry.end - at));
+    file_->read(data_start_ + at, piece.data(), size, "tensor " + quoted_name(entry.name));
+    consume(piece.data(), size);
+    at += size;
+  }
+}
+
+SafetensorsFile read_safetensors(const std::string& path) {
+  SafetensorsReader reader(path);
   SafetensorsFile result;
   result.path = path;
-  if (header.contains(kMetadataKey)) result.metadata = parse_metadata(path, header[kMetadataKey]);
-  std::vector<EntrySpec> specs = parse_entries(path, header, file.size() - data_start);
+  result.metadata = reader.metadata();
   // Only now, with every promise checked, touch the data.
-  for (EntrySpec& spec : specs) {
-    StoredTensor tensor{spec.name, spec.dtype, spec.shape, StoredBytes(spec.end - spec.begin)};
-    file.read(data_start + spec.begin, tensor.bytes.data(), tensor.bytes.size(), "tensor " + quoted_name(spec.name));
-    result.tensors.push_back(std::move(tensor));
-  }
+  for (const SafetensorsEntry& entry : reader.entries()) result.tensors.push_back(reader.read(entry));
   return result;
 }
 

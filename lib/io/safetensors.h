@@ -11,7 +11,9 @@
 // so a crash never leaves a half-written file at the path. Reads validate the whole header before reading any
 // data and never read outside the file, whatever the input.
 #include <cstddef>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -85,7 +87,46 @@ std::string quoted_name(const std::string& name);
 void write_safetensors(const std::string& path, const std::vector<TensorEntry>& entries,
                        const std::map<std::string, std::string>& metadata = {});
 
-// Reads and validates a file; every error is one line naming the file and the tensor or field.
+// One tensor's entry in a file's header, checked against the file; its data not yet read.
+struct SafetensorsEntry {
+  std::string name;
+  ElementType dtype = ElementType::f32;
+  Shape shape;
+  uint64_t begin = 0, end = 0;  // its bytes, relative to the start of the data
+  size_t bytes() const { return static_cast<size_t>(end - begin); }
+};
+
+class InputFile;
+
+// A file opened to be read one tensor at a time: the whole header is read and validated when it
+// opens, and data only when asked for, so that a loader that uses each tensor and lets it go
+// never holds the file whole. Every error is one line naming the file and the tensor or field.
+class SafetensorsReader {
+ public:
+  explicit SafetensorsReader(const std::string& path);
+  ~SafetensorsReader();
+  SafetensorsReader(const SafetensorsReader&) = delete;
+  SafetensorsReader& operator=(const SafetensorsReader&) = delete;
+
+  const std::string& path() const { return path_; }
+  const std::map<std::string, std::string>& metadata() const { return metadata_; }
+  const std::vector<SafetensorsEntry>& entries() const { return entries_; }  // in data order
+  const SafetensorsEntry* find(const std::string& name) const;               // nullptr when absent
+
+  StoredTensor read(const SafetensorsEntry& entry) const;
+  // The entry's bytes in order, in pieces of at most 1 MiB held one at a time (a checksum of a
+  // tensor that is not kept).
+  void scan(const SafetensorsEntry& entry, const std::function<void(const char* bytes, size_t size)>& consume) const;
+
+ private:
+  std::string path_;
+  std::unique_ptr<InputFile> file_;
+  uint64_t data_start_ = 0;
+  std::map<std::string, std::string> metadata_;
+  std::vector<SafetensorsEntry> entries_;
+};
+
+// Reads and validates a whole file.
 SafetensorsFile read_safetensors(const std::string& path);
 
 // The metadata alone, from the header (a check before a whole checkpoint is worth reading).

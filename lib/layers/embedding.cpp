@@ -12,8 +12,7 @@ Embedding::Embedding(ParameterStore& store, const std::string& name, int64_t voc
       padding_id_(padding_id) {}
 
 Tensor Embedding::operator()(Tape& tape, const std::vector<int32_t>& ids, const Shape& ids_shape) const {
-  if (!table_.has_values() && tied_ && tied_->packed)
-    return ops::embedding_from_packed(table_.shape(), *tied_->packed, ids, ids_shape);
+  if (!table_.has_values() && tied_ && tied_->packed) return ops::embedding_from_packed(*tied_, ids, ids_shape);
   return ops::embedding(tape, table_, ids, ids_shape, padding_id_);
 }
 

@@ -21,7 +21,7 @@ class Embedding {
 
   // The output projection's forms of this table (tied embeddings): once a decoding store has
   // dropped the table's own values (ParameterStore::prepare_for_decoding), lookups read its packed
-  // f32 copy.
+  // copy.
   void tie(std::shared_ptr<const MatmulWeight> output) { tied_ = std::move(output); }
 
   Tensor operator()(Tape& tape, const std::vector<int32_t>& ids, const Shape& ids_shape) const;

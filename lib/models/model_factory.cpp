@@ -22,6 +22,10 @@ std::unique_ptr<Seq2SeqModel> make_model(const io::Config& config, const VocabSi
   return model_family(config).build(config, vocab, static_cast<uint64_t>(config.train.seed));
 }
 
+std::unique_ptr<Seq2SeqModel> make_model_to_load(const io::Config& config, const VocabSizes& vocab) {
+  return model_family(config).build(config, vocab, ParameterInit::without_values());
+}
+
 int64_t max_sequence_length(const io::Config& config) { return model_family(config).max_sequence_length(config); }
 
 int64_t position_limit(const io::Config& config) { return model_family(config).position_limit(config); }

@@ -18,6 +18,9 @@ const ModelFamily& model_family(const io::Config& config);
 
 // The model of `config`, its parameters initialised from train.seed.
 std::unique_ptr<Seq2SeqModel> make_model(const io::Config& config, const VocabSizes& vocab);
+// The same without values, for a checkpoint's to be adopted (io::adopt_parameters): decoding and
+// export never make the initial model.
+std::unique_ptr<Seq2SeqModel> make_model_to_load(const io::Config& config, const VocabSizes& vocab);
 
 // The longest source or output, in tokens (eos included), that decoding gives a model built from
 // `config`: a Transformer's model.transformer.max_positions, its position table's size. A model

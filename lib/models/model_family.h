@@ -21,8 +21,8 @@ struct VocabSizes {
 
 struct ModelFamily {
   ModelType type;  // its model.type; choice_name(type) is Seq2SeqModel::family() of its models
-  // The model `config` describes, sized for `vocab`, its parameters initialised from `seed`.
-  std::unique_ptr<Seq2SeqModel> (*build)(const io::Config& config, const VocabSizes& vocab, uint64_t seed);
+  // The model `config` describes, sized for `vocab`, its parameters begun as `init` says.
+  std::unique_ptr<Seq2SeqModel> (*build)(const io::Config& config, const VocabSizes& vocab, ParameterInit init);
   // The longest source or output, in tokens (eos included), that decoding gives the model.
   int64_t (*max_sequence_length)(const io::Config& config);
   // The most tokens per side the model can hold at all (a position table's size); 0 = no limit.
@@ -37,11 +37,11 @@ struct ModelFamily {
 // hours. The output's own limit comes from the source length (decode.max_len_ratio, max_len_extra).
 inline int64_t tableless_sequence_length(const io::Config& config) { return 4 * int64_t(config.data.max_len); }
 
-// ModelFamily::build for a Model constructed from (options, seed), with its options from
+// ModelFamily::build for a Model constructed from (options, init), with its options from
 // options_of(config, vocab).
 template <class Model, auto options_of>
-std::unique_ptr<Seq2SeqModel> build_model(const io::Config& config, const VocabSizes& vocab, uint64_t seed) {
-  return std::make_unique<Model>(options_of(config, vocab), seed);
+std::unique_ptr<Seq2SeqModel> build_model(const io::Config& config, const VocabSizes& vocab, ParameterInit init) {
+  return std::make_unique<Model>(options_of(config, vocab), init);
 }
 
 }  // namespace attn::models

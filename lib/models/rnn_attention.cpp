@@ -90,8 +90,8 @@ ModelFamily rnn_attention_family() {
           decoder_hidden};
 }
 
-RnnAttentionModel::RnnAttentionModel(const RnnAttentionOptions& options, uint64_t seed)
-    : Seq2SeqModel(choice_name(kFamily), options.target_vocab, seed),
+RnnAttentionModel::RnnAttentionModel(const RnnAttentionOptions& options, ParameterInit init)
+    : Seq2SeqModel(choice_name(kFamily), options.target_vocab, init),
       options_(options),
       embeddings_(options, options.embedding_dim) {
   int64_t embedding = options.embedding_dim, encoder = options.encoder_hidden, decoder = options.decoder_hidden;

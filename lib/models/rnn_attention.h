@@ -62,7 +62,7 @@ struct EncodedSource {
 
 class RnnAttentionModel : public Seq2SeqModel {
  public:
-  RnnAttentionModel(const RnnAttentionOptions& options, uint64_t seed);
+  RnnAttentionModel(const RnnAttentionOptions& options, ParameterInit init);
 
   Tensor forward(const layers::RunContext& ctx, const data::Batch& batch) const override;
   HiddenStates forward_hidden(const layers::RunContext& ctx, const data::Batch& batch) const override;

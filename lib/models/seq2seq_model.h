@@ -53,8 +53,8 @@ class Seq2SeqModel {
   const ParameterStore& parameters() const { return store_; }
 
  protected:
-  Seq2SeqModel(std::string family, int64_t target_vocab, uint64_t seed)
-      : store_(seed), family_(std::move(family)), target_vocab_(target_vocab) {}
+  Seq2SeqModel(std::string family, int64_t target_vocab, ParameterInit init)
+      : store_(init), family_(std::move(family)), target_vocab_(target_vocab) {}
   ParameterStore store_;
 
  private:

@@ -40,7 +40,6 @@ void TokenEmbeddings::add_output(ParameterStore& store) {
   if (options_.tied_embeddings) {
     const std::string table = options_.shared_embeddings ? "embedding.weight" : "decoder.embedding.weight";
     tied_output_ = store.matmul_weight(table);
-    store.read_rows(table);  // looked up by token
     target_.tie(tied_output_);
     if (options_.shared_embeddings) source_.tie(tied_output_);
   } else {

@@ -66,8 +66,8 @@ ModelFamily transformer_family() {
   return {kFamily, build_model<TransformerModel, transformer_options>, max_sequence_length, position_limit, d_model};
 }
 
-TransformerModel::TransformerModel(const TransformerOptions& options, uint64_t seed)
-    : Seq2SeqModel(choice_name(kFamily), options.target_vocab, seed),
+TransformerModel::TransformerModel(const TransformerOptions& options, ParameterInit init)
+    : Seq2SeqModel(choice_name(kFamily), options.target_vocab, init),
       options_(options),
       embeddings_(options, options.layer.width) {
   int64_t width = options.layer.width;

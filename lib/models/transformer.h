@@ -39,7 +39,7 @@ ModelFamily transformer_family();
 
 class TransformerModel : public Seq2SeqModel {
  public:
-  TransformerModel(const TransformerOptions& options, uint64_t seed);
+  TransformerModel(const TransformerOptions& options, ParameterInit init);
 
   Tensor forward(const layers::RunContext& ctx, const data::Batch& batch) const override;
   HiddenStates forward_hidden(const layers::RunContext& ctx, const data::Batch& batch) const override;

@@ -71,12 +71,13 @@ Tensor embedding(Tape& tape, const Tensor& table, const std::vector<int32_t>& id
   return y.view(shape);
 }
 
-Tensor embedding_from_packed(const Shape& table_shape, const PackedMatrix& packed, const std::vector<int32_t>& ids,
-                             const Shape& ids_shape) {
-  ATTN_CHECK(table_shape.size() == 2, "embedding: table must be (V, D), got ", to_string(table_shape));
+Tensor embedding_from_packed(const MatmulWeight& weight, const std::vector<int32_t>& ids, const Shape& ids_shape) {
+  ATTN_CHECK(weight.packed, "embedding: the tied table has no packed copy to read rows from");
+  const Shape& table_shape = weight.f32.shape();  // (V, D)
   check_ids(ids, ids_shape, table_shape[0]);
   Tensor y = Tensor::empty({static_cast<int64_t>(ids.size()), table_shape[1]});  // (N, D)
-  packed_rows(packed, ids, y.data());
+  const float* row_scales = weight.precision == Precision::int8 ? weight.int8.scales.data() : nullptr;
+  packed_rows(*weight.packed, ids, y.data(), row_scales);
   Shape shape = ids_shape;
   shape.push_back(table_shape[1]);
   return y.view(shape);

@@ -17,10 +17,10 @@ namespace attn::ops {
 Tensor embedding(Tape& tape, const Tensor& table, const std::vector<int32_t>& ids, const Shape& ids_shape,
                  int32_t padding_id = -1);
 
-// The same lookup, without a gradient, from the packed copy of an f32 table of `table_shape`
-// (V, D), whose own values a decoding store dropped (ParameterStore::prepare_for_decoding): a tied
-// table, packed for the output projection. The values are the table's exactly.
-Tensor embedding_from_packed(const Shape& table_shape, const PackedMatrix& packed, const std::vector<int32_t>& ids,
-                             const Shape& ids_shape);
+// The same lookup, without a gradient, from the packed copy of a tied table `weight` (V, D),
+// whose own values a decoding store dropped (ParameterStore::prepare_for_decoding): the rows
+// the output projection multiplies with. In f32 the table's values exactly; in bf16 and int8
+// their rounded and quantised forms, as the products see them.
+Tensor embedding_from_packed(const MatmulWeight& weight, const std::vector<int32_t>& ids, const Shape& ids_shape);
 
 }  // namespace attn::ops

@@ -497,22 +497,41 @@ int64_t blocked_offset(const dnnl_memory_desc_t& desc, int64_t k, int64_t n) {
 
 }  // namespace
 
-void packed_rows(const PackedMatrix& packed, const std::vector<int32_t>& ids, float* out) {
+void packed_rows(const PackedMatrix& packed, const std::vector<int32_t>& ids, float* out, const float* row_scales) {
   const auto& source = dynamic_cast<const OnednnPackedMatrix&>(packed);
   const dnnl_memory_desc_t& desc = source.values.get_desc().data;
-  ATTN_CHECK(source.dtype == DType::f32 && desc.format_kind == dnnl_blocked,
-             "packed_rows: needs an f32 weight packed in a blocked layout");
+  ATTN_CHECK(desc.format_kind == dnnl_blocked, "packed_rows: needs a weight packed in a blocked layout");
+  ATTN_CHECK(source.dtype != DType::s8 || row_scales, "packed_rows: an s8 weight needs its row scales");
+  // A reorder for a kernel without VNNI may store s8 weights scaled down (oneDNN's scale_adjust).
+  const float adjust = (desc.extra.flags & dnnl_memory_extra_flag_scale_adjust) ? desc.extra.scale_adjust : 1.f;
   const int64_t k = source.dims[0], n = source.dims[1];
   // A blocked offset is a sum of one part per axis: b[k][n] = k's part + n's part.
   std::vector<int64_t> k_parts(static_cast<size_t>(k));  // (K), offset0 included
   for (int64_t column = 0; column < k; ++column) k_parts[size_t(column)] = blocked_offset(desc, column, 0);
   const int64_t first_row = blocked_offset(desc, 0, 0);
-  const auto* values = static_cast<const float*>(source.values.get_data_handle());
-  for (size_t row = 0; row < ids.size(); ++row) {
-    ATTN_CHECK(ids[row] >= 0 && ids[row] < n, "packed_rows: row ", ids[row], " of a weight with ", n, " rows");
-    const float* row_values = values + (blocked_offset(desc, 0, ids[row]) - first_row);
-    float* target = out + int64_t(row) * k;
-    for (int64_t column = 0; column < k; ++column) target[column] = row_values[k_parts[size_t(column)]];
+  const auto copy_rows = [&](const auto* values, auto to_f32) {
+    for (size_t row = 0; row < ids.size(); ++row) {
+      const int32_t id = ids[row];
+      ATTN_CHECK(id >= 0 && id < n, "packed_rows: row ", id, " of a weight with ", n, " rows");
+      const auto* row_values = values + (blocked_offset(desc, 0, id) - first_row);
+      float* target = out + int64_t(row) * k;
+      for (int64_t column = 0; column < k; ++column) target[column] = to_f32(row_values[k_parts[size_t(column)]], id);
+    }
+  };
+  const void* values = source.values.get_data_handle();
+  switch (source.dtype) {
+    case DType::f32:
+      copy_rows(static_cast<const float*>(values), [](float value, int32_t) { return value; });
+      break;
+    case DType::bf16:
+      copy_rows(static_cast<const uint16_t*>(values), [](uint16_t value, int32_t) { return bf16_to_f32(value); });
+      break;
+    case DType::s8:
+      copy_rows(static_cast<const int8_t*>(values),
+                [&](int8_t value, int32_t id) { return float(value) / adjust * row_scales[id]; });
+      break;
+    default:
+      ATTN_CHECK(false, "packed_rows: a weight of ", dtype_name(source.dtype), " has no rows to read");
   }
 }
 

@@ -79,9 +79,12 @@ bool gemm_packed(const MatrixView& a, const PackedMatrix& weight, const MatrixVi
 // (ParameterStore::prepare_for_decoding), a copy unpacked from `packed` for the product at hand (one
 // that gemm_packed has no kernel for).
 Tensor plain_weight(const Tensor& values, const PackedMatrix* packed);
-// Rows `ids` of an f32 weight W (N, K) read from its packed copy: out (ids.size(), K), the
-// values exactly (a tied embedding table looked up in decoding, ops::embedding_from_packed).
-void packed_rows(const PackedMatrix& packed, const std::vector<int32_t>& ids, float* out);
+// Rows `ids` of a weight W (N, K) read from its packed copy as f32: out (ids.size(), K), the
+// values the products multiply with (a tied embedding table looked up in decoding,
+// ops::embedding_from_packed). An f32 or bf16 copy's values exactly; an s8 one's times its
+// per-row scales `row_scales` (N).
+void packed_rows(const PackedMatrix& packed, const std::vector<int32_t>& ids, float* out,
+                 const float* row_scales = nullptr);
 
 // A plain row-major bf16 copy of an f32 operand, rounded to nearest even: by attn's own loop when
 // the view is plain (convert_to_bf16), else by a cached oneDNN reorder. An op that multiplies one operand more than

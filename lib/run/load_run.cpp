@@ -1,6 +1,8 @@
 #include "run/load_run.h"
 
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <spdlog/spdlog.h>
 
 #include "core/buffer_pool.h"
@@ -17,21 +19,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Checks run.checkpoint against the run's vocabulary and config and makes its tensors the
-// model's parameters (io::adopt_parameters); whether it holds int8 weights. The model's
-// initial values are freed first, so that the process never holds the model twice.
-bool adopt_checked_checkpoint(LoadedRun& run) {
-  run.model->parameters().release_values();
-  io::Checkpoint checkpoint = io::load_checkpoint(run.checkpoint);
-  check_checkpoint_vocabulary(checkpoint.path, checkpoint.metadata, run.vocab->digests);
-  check_checkpoint_model(checkpoint.path, checkpoint.metadata, run.config);
-  io::adopt_parameters(checkpoint, run.model->parameters());
-  return io::is_quantized(checkpoint.metadata);
-}
-
-}  // namespace
-
-LoadedRun read_run(const std::string& dir, const std::string& checkpoint_path) {
+// The run in `dir` with its model built and its checkpoint chosen and checked against the run's
+// vocabulary and config, from the checkpoint's header alone; its parameters not yet read.
+LoadedRun open_run(const std::string& dir, const std::string& checkpoint_path) {
   ATTN_CHECK(fs::exists(dir), "model directory ", dir, " does not exist");
   ATTN_CHECK(fs::is_directory(dir), dir,
              " is not a directory: a model is the run directory attn-train writes (its config's output_dir), not a "
@@ -44,7 +34,7 @@ LoadedRun read_run(const std::string& dir, const std::string& checkpoint_path) {
   run.vocab = std::make_unique<Vocabularies>(load_vocabularies(run.paths));
   if (std::optional<VocabDigests> record = read_vocab_record(run.paths))
     check_vocab_record(run.paths, *record, run.vocab->digests);
-  run.model = models::make_model(run.config, {run.vocab->source.size(), run.vocab->target.size()});
+  run.model = models::make_model_to_load(run.config, {run.vocab->source.size(), run.vocab->target.size()});
   if (!checkpoint_path.empty()) {
     ATTN_CHECK(fs::is_regular_file(checkpoint_path), "--checkpoint ", checkpoint_path, " does not exist");
     run.checkpoint = checkpoint_path;
@@ -54,25 +44,51 @@ LoadedRun read_run(const std::string& dir, const std::string& checkpoint_path) {
                fs::path(run.paths.best_checkpoint).filename().string(), " or ",
                fs::path(run.paths.last_checkpoint).filename().string(), ")");
   }
-  run.quantized = adopt_checked_checkpoint(run);
-  // What the checkpoint held beside the parameters (an optimizer's moments) goes back to the
-  // system before the decoding forms are made.
+  const std::map<std::string, std::string> metadata = io::read_checkpoint_metadata(run.checkpoint);
+  check_checkpoint_vocabulary(run.checkpoint, metadata, run.vocab->digests);
+  check_checkpoint_model(run.checkpoint, metadata, run.config);
+  run.quantized = io::is_quantized(metadata);
+  return run;
+}
+
+// Makes the checkpoint's tensors the model's parameters, one at a time (io::adopt_parameters),
+// each handed to `adopted` as it arrives.
+void adopt_checkpoint(LoadedRun& run, const std::function<void(const std::string&)>& adopted = {}) {
+  io::adopt_parameters(run.checkpoint, run.model->parameters(), adopted);
   BufferPool::instance().trim();
+}
+
+// `requested` resolved (ops::resolve_precision), saying why when it was measured.
+Precision resolved_precision(Precision requested) {
+  const ops::PrecisionChoice choice = ops::resolve_precision(requested, "--precision");
+  if (requested == Precision::automatic) spdlog::info("precision: {}", choice.reason);
+  return choice.precision;
+}
+
+}  // namespace
+
+LoadedRun read_run(const std::string& dir, const std::string& checkpoint_path) {
+  LoadedRun run = open_run(dir, checkpoint_path);
+  adopt_checkpoint(run);
   return run;
 }
 
 LoadedRun load_run(const std::string& dir, const std::string& checkpoint_path, std::optional<Precision> precision) {
-  LoadedRun run = read_run(dir, checkpoint_path);
-  run.precision =
-      set_decoding_precision(*run.model, precision.value_or(run.quantized ? Precision::int8 : Precision::f32));
+  LoadedRun run = open_run(dir, checkpoint_path);
+  run.precision = resolved_precision(precision.value_or(run.quantized ? Precision::int8 : Precision::f32));
+  // Each weight is packed as it is read, so that the checkpoint is never held whole beside the
+  // packed copies.
+  ParameterStore& store = run.model->parameters();
+  adopt_checkpoint(run,
+                   [&](const std::string& name) { store.prepare_for_decoding(name, run.precision, ops::pack_weight); });
+  store.prepare_for_decoding(run.precision, ops::pack_weight);
   return run;
 }
 
 Precision set_decoding_precision(models::Seq2SeqModel& model, Precision requested) {
-  const ops::PrecisionChoice choice = ops::resolve_precision(requested, "--precision");
-  if (requested == Precision::automatic) spdlog::info("precision: {}", choice.reason);
-  model.parameters().prepare_for_decoding(choice.precision, ops::pack_weight);
-  return choice.precision;
+  const Precision precision = resolved_precision(requested);
+  model.parameters().prepare_for_decoding(precision, ops::pack_weight);
+  return precision;
 }
 
 namespace {

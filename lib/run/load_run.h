@@ -36,9 +36,10 @@ struct LoadedRun {
 LoadedRun read_run(const std::string& dir, const std::string& checkpoint = "");
 
 // read_run, ready to translate (attn-translate, attn-dump-attention, attn-serve, attn-bench
-// decode): the model's matmul weights are then prepared once for `precision` (--precision; auto
-// is measured here, at OpenMP's thread count then) and packed, and their plain forms dropped
-// (set_decoding_precision); without one, int8 for a quantised checkpoint and f32 otherwise. bf16
+// decode): each matmul weight is prepared for `precision` (--precision; auto is measured here,
+// at OpenMP's thread count then) and packed as soon as it is read, and its plain forms dropped
+// (ParameterStore::prepare_for_decoding), so that the checkpoint is never held whole beside the
+// packed copies; without a precision, int8 for a quantised checkpoint and f32 otherwise. bf16
 // on a CPU where oneDNN has no bf16 matmul is an error saying so.
 LoadedRun load_run(const std::string& dir, const std::string& checkpoint = "",
                    std::optional<Precision> precision = std::nullopt);

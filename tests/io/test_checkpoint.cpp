@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <fstream>
 
 #include <catch2/catch.hpp>
@@ -158,4 +159,54 @@ TEST_CASE("a checkpoint from before data checksums still loads", "[io][checkpoin
                         {{"format", "attn"}, {"format_version", "1"}, {"extra_tensors", "[]"}});
   io::Checkpoint checkpoint = io::load_checkpoint(path);
   CHECK(checkpoint.parameters.at("w").to_vector() == values);
+}
+
+TEST_CASE(
+    "a checkpoint read one tensor at a time gives a store without values its parameters - each before the next is read",
+    "[io][checkpoint]") {
+  TempDir dir;
+  const std::string path = dir.file("checkpoint.safetensors");
+  ParameterStore saved(1);
+  build(saved);
+  io::CheckpointExtras extras;  // over 1 MiB, so that its checksum is taken in more than one piece
+  extras.tensors = {{"optimizer.m", Tensor::full({300000}, 0.25f)}};
+  const bool quantized = GENERATE(false, true);
+  INFO((quantized ? "quantised" : "f32") << " checkpoint");
+  if (quantized)
+    io::save_quantized_checkpoint(path, saved, extras);
+  else
+    io::save_checkpoint(path, saved, extras);
+  ParameterStore expected(2);
+  build(expected);
+  io::load_parameters(io::load_checkpoint(path), expected);
+
+  ParameterStore loaded(ParameterInit::without_values());
+  build(loaded);
+  std::vector<std::string> order;
+  io::adopt_parameters(path, loaded, [&](const std::string& name) {
+    order.push_back(name);
+    for (const NamedParameter& parameter : loaded.parameters()) {  // this one and those before it only
+      const bool arrived = std::find(order.begin(), order.end(), parameter.name) != order.end();
+      REQUIRE(parameter.tensor.has_values() == arrived);
+    }
+  });
+  CHECK(order == std::vector<std::string>{"encoder.embedding", "encoder.bias", "decoder.weight"});  // file order
+  for (const NamedParameter& parameter : expected.parameters())
+    CHECK(loaded.get(parameter.name).to_vector() == parameter.tensor.to_vector());
+
+  SECTION("a mismatch is found in the header, before any tensor is adopted") {
+    ParameterStore wider(ParameterInit::without_values());
+    build(wider, 6);
+    bool adopted = false;
+    CHECK_THROWS_WITH(
+        io::adopt_parameters(path, wider, [&](const std::string&) { adopted = true; }),
+        Catch::Contains(path) && Catch::Contains("\"encoder.bias\" has shape (4) in the checkpoint but (6)"));
+    CHECK_FALSE(adopted);
+  }
+  SECTION("a damaged extra, never kept, still fails the checksum") {
+    flip_byte(path, 5);  // inside optimizer.m, the last tensor
+    ParameterStore again(ParameterInit::without_values());
+    build(again);
+    CHECK_THROWS_WITH(io::adopt_parameters(path, again), Catch::Contains(path + ": the file is damaged"));
+  }
 }

@@ -203,7 +203,8 @@ TEST_CASE("a few rows against a wide packed float weight run in column parts on 
   }
 }
 
-TEST_CASE("a packed weight unpacks to its plain values - and its f32 rows read back exactly", "[ops][packed]") {
+TEST_CASE("a packed weight unpacks to its plain values - and its rows read back as the products see them",
+          "[ops][packed]") {
   Precision precision = GENERATE(Precision::f32, Precision::bf16, Precision::int8);
   INFO(choice_name(precision));
   if (precision == Precision::bf16) ATTN_SKIP_UNLESS_BF16_MATMUL();
@@ -223,17 +224,24 @@ TEST_CASE("a packed weight unpacks to its plain values - and its f32 rows read b
   CHECK(std::memcmp(unpacked.raw(), values.raw(), bytes) == 0);
   CHECK_THROWS_WITH(ops::plain_weight(dropped, nullptr), Catch::Contains("no packed copy"));
 
-  if (precision != Precision::f32) {
-    CHECK_THROWS_WITH(ops::packed_rows(*weight.packed, {0}, nullptr), Catch::Contains("needs an f32 weight"));
-  } else {
-    const std::vector<int32_t> rows = {0, kOuter - 1, 17, 17, 64, 3};  // 64 begins the second block of 64
-    std::vector<float> read(rows.size() * size_t(kInner));
-    ops::packed_rows(*weight.packed, rows, read.data());
-    for (size_t i = 0; i < rows.size(); ++i)
-      for (int64_t k = 0; k < kInner; ++k) {
-        INFO("row " << rows[i] << ", column " << k);
-        REQUIRE(read[i * size_t(kInner) + size_t(k)] == values.data()[rows[i] * kInner + k]);
-      }
-    CHECK_THROWS_WITH(ops::packed_rows(*weight.packed, {int32_t(kOuter)}, read.data()), Catch::Contains("row 72"));
-  }
+  // Rows read back as the products see them: f32 and bf16 values exactly, s8 ones times their scales.
+  const float* scales = precision == Precision::int8 ? weight.int8.scales.data() : nullptr;
+  const auto plain_value = [&](int64_t row, int64_t column) {
+    const int64_t at = row * kInner + column;
+    if (precision == Precision::bf16) return bf16_to_f32(static_cast<const uint16_t*>(values.raw())[at]);
+    if (precision == Precision::int8) return float(static_cast<const int8_t*>(values.raw())[at]) * scales[row];
+    return values.data()[at];
+  };
+  if (precision == Precision::int8)
+    CHECK_THROWS_WITH(ops::packed_rows(*weight.packed, {0}, nullptr), Catch::Contains("needs its row scales"));
+  const std::vector<int32_t> rows = {0, kOuter - 1, 17, 17, 64, 3};  // 64 begins the second block of 64
+  std::vector<float> read(rows.size() * size_t(kInner));
+  ops::packed_rows(*weight.packed, rows, read.data(), scales);
+  for (size_t i = 0; i < rows.size(); ++i)
+    for (int64_t k = 0; k < kInner; ++k) {
+      INFO("row " << rows[i] << ", column " << k);
+      REQUIRE(read[i * size_t(kInner) + size_t(k)] == plain_value(rows[i], k));
+    }
+  CHECK_THROWS_WITH(ops::packed_rows(*weight.packed, {int32_t(kOuter)}, read.data(), scales),
+                    Catch::Contains("row 72"));
 }
