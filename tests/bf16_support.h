@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "dnnl/onednn_info.h"
 #include "ops/gemm.h"
 #include "skip.h"
 
@@ -15,6 +16,13 @@ inline std::string no_bf16_matmul_reason() {
   std::string reason = "oneDNN has no bf16 matmul on this CPU (it needs AVX-512)";
   if (const char* isa = std::getenv("ONEDNN_MAX_CPU_ISA")) reason += "; ONEDNN_MAX_CPU_ISA=" + std::string(isa);
   return reason;
+}
+
+// Whether oneDNN runs bf16 on the CPU's own bf16 instructions (AVX512_BF16, AMX), not on
+// AVX-512 alone, which it emulates them with.
+inline bool native_bf16_isa() {
+  const std::string isa = ::attn::dnn::cpu_isa_name();
+  return isa == "avx512_core_bf16" || isa == "avx512_core_amx";
 }
 
 }  // namespace attn::testing

@@ -190,7 +190,8 @@ TEST_CASE("a few rows against a wide packed float weight run in column parts on 
     const uint64_t loops = parallel_loops_started();
     // false would mean a fallback to the plain weight: the parts must have their own kernels.
     REQUIRE(ops::gemm_packed(ops::MatrixView::of(x), *packed, ops::MatrixView::of(y), options));
-    CHECK(parallel_loops_started() > loops);
+    // Where bf16 is emulated on AVX-512 alone, oneDNN has no kernel for a part: one call does all.
+    if (dtype == DType::f32 || testing::native_bf16_isa()) CHECK(parallel_loops_started() > loops);
     set_parallel_threads(0);
     if (dtype == DType::f32) {
       check_same_products(y.to_vector(), expected.to_vector(), 5e-5);
