@@ -216,8 +216,10 @@ HiddenStates RnnAttentionModel::forward_hidden(const layers::RunContext& ctx, co
   }
   int64_t width = options_.decoder_hidden + 2 * options_.encoder_hidden + options_.embedding_dim;
   Tensor hidden = output_hidden(ctx, ops::concat(ctx.tape, features).view({sentences, length, width}));  // (B, T, E)
-  return {hidden, embeddings_.projection()};
+  return {hidden, output_projection()};
 }
+
+OutputProjection RnnAttentionModel::output_projection() const { return embeddings_.projection(); }
 
 std::unique_ptr<DecoderState> RnnAttentionModel::start(const layers::RunContext& ctx, const data::Batch& batch) const {
   auto state = std::make_unique<RnnState>();

@@ -66,6 +66,7 @@ class RnnAttentionModel : public Seq2SeqModel {
 
   Tensor forward(const layers::RunContext& ctx, const data::Batch& batch) const override;
   HiddenStates forward_hidden(const layers::RunContext& ctx, const data::Batch& batch) const override;
+  OutputProjection output_projection() const override;
   std::unique_ptr<DecoderState> start(const layers::RunContext& ctx, const data::Batch& batch) const override;
   Tensor step(const layers::RunContext& ctx, DecoderState& state,
               const std::vector<int32_t>& previous_tokens) const override;

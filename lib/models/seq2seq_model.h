@@ -39,6 +39,9 @@ class Seq2SeqModel {
   virtual Tensor forward(const layers::RunContext& ctx, const data::Batch& batch) const = 0;
   // The same up to the output projection: hidden (B, T, E) and the projection to apply.
   virtual HiddenStates forward_hidden(const layers::RunContext& ctx, const data::Batch& batch) const = 0;
+  // The projection forward_hidden() hands the loss (none for a model without one of its own, such
+  // as an ensemble).
+  virtual OutputProjection output_projection() const { return {}; }
   // Encodes batch.src and returns the state for decoding (one row per sentence).
   virtual std::unique_ptr<DecoderState> start(const layers::RunContext& ctx, const data::Batch& batch) const = 0;
   // Logits (R, V) of the next token of each row, given each row's previous token.

@@ -117,8 +117,10 @@ HiddenStates TransformerModel::forward_hidden(const layers::RunContext& ctx, con
   const layers::DecoderMasks masks = decoder_masks(batch.src_lengths);
   for (const auto& layer : decoder_) y = layer(ctx, y, memory, masks);
   if (options_.layer.pre_norm) y = decoder_norm_(ctx.tape, y);
-  return {y, embeddings_.projection()};
+  return {y, output_projection()};
 }
+
+OutputProjection TransformerModel::output_projection() const { return embeddings_.projection(); }
 
 Tensor TransformerModel::forward(const layers::RunContext& ctx, const data::Batch& batch) const {
   return embeddings_.project(ctx, forward_hidden(ctx, batch).hidden);  // (B, T, V)

@@ -143,8 +143,9 @@ Tensor linear_relu(Tape& tape, const Tensor& x, const MatmulWeight& weight, cons
   return linear_form(tape, x, weight, bias, true);
 }
 
-void pack_matmul_weights(ParameterStore& store) {
-  store.for_each_matmul_weight([](MatmulWeight& weight) { weight.packed = pack_weight(weight.prepared()); });
+void pack_matmul_weights(ParameterStore& store, const MatmulWeight* except) {
+  store.for_each_matmul_weight(
+      [&](MatmulWeight& weight) { weight.packed = &weight == except ? nullptr : pack_weight(weight.prepared()); });
 }
 
 }  // namespace attn::ops

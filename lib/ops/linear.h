@@ -30,8 +30,8 @@ Tensor linear(Tape& tape, const Tensor& x, const MatmulWeight& weight, const Ten
 Tensor linear_relu(Tape& tape, const Tensor& x, const MatmulWeight& weight, const Tensor& bias);
 
 // Packs the prepared form (f32, bf16 or the s8 values of int8) of every matmul weight of
-// `store` (ops::pack_weight), for decoding: the copies do not follow later changes of the
-// values (prepare_matmul_weights drops them).
-void pack_matmul_weights(ParameterStore& store);
+// `store` but `except` (ops::pack_weight): the copies do not follow later changes of the values
+// (prepare_matmul_weights drops them).
+void pack_matmul_weights(ParameterStore& store, const MatmulWeight* except = nullptr);
 
 }  // namespace attn::ops

@@ -64,7 +64,9 @@ void TrainStep::refresh_matmul_weights() {
   // transposed W into it in every product, which saves more matmul time in a bf16 step than the
   // packing costs. In f32 the packing costs more than it saves (each step would repack 4-byte
   // weights), so f32 training multiplies the parameters (docs/performance.md, "Packed weights").
-  ops::pack_matmul_weights(model_.parameters());
+  // The output projection stays plain: the fused loss multiplies its plain form chunk by chunk
+  // of the vocabulary, so packing it would reorder the largest weight every step for nothing.
+  ops::pack_matmul_weights(model_.parameters(), model_.output_projection().weight);
 }
 
 StepStats TrainStep::accumulate(const std::vector<data::Batch>& batches, int64_t total_target_tokens, Rng& dropout_rng,

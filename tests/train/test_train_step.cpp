@@ -38,7 +38,10 @@ train::StepStats one_step(train::TrainStep& step, const data::Batch& batch, int6
 
 }  // namespace
 
-TEST_CASE("bf16 training multiplies with copies of the updated master weights at every step", "[train][bf16]") {
+TEST_CASE(
+    "bf16 training multiplies with copies of the updated master weights at every step - packed but for the output "
+    "projection",
+    "[train][bf16]") {
   ATTN_SKIP_UNLESS_BF16_MATMUL();
   auto kind = GENERATE(from_range(testing::tiny_model_kinds()));  // every family and recurrent cell
   INFO(kind.label);
@@ -49,6 +52,12 @@ TEST_CASE("bf16 training multiplies with copies of the updated master weights at
   for (int64_t number = 1; number <= 3; ++number) {
     one_step(step, batch, number);
     step.refresh_matmul_weights();  // what the next accumulate does first
+    // Packed for the forward products, but for the output projection, which the fused loss
+    // multiplies plain.
+    const MatmulWeight* projection = model->output_projection().weight;
+    REQUIRE(projection);
+    model->parameters().for_each_matmul_weight(
+        [&](MatmulWeight& weight) { CHECK(bool(weight.packed) == (&weight != projection)); });
     int checked = 0;
     for (const NamedParameter& parameter : model->parameters().parameters()) {
       if (parameter.tensor.rank() != 2) continue;
