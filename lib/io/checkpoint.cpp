@@ -146,20 +146,12 @@ void check_parameters_match(const std::string& path, const Catalogue& parameters
 }
 
 // The metadata's extra tensor names, each checked to be among the file's tensors.
-std::vector<std::string> present_extra_names(const std::string& path,
-                                             const std::map<std::string, std::string>& metadata,
-                                             const std::function<bool(const std::string&)>& in_file) {
-  std::vector<std::string> names = extra_names(path, metadata);
+std::set<std::string> present_extra_names(const std::string& path, const std::map<std::string, std::string>& metadata,
+                                          const std::function<bool(const std::string&)>& in_file) {
+  const std::vector<std::string> names = extra_names(path, metadata);
   for (const std::string& name : names)
     ATTN_CHECK(in_file(name), path, ": extra tensor ", quoted_name(name), " listed in the metadata is not in the file");
-  return names;
-}
-
-// An I8 parameter's f32 values, from its per-row scales.
-Tensor dequantized(const Tensor& values, const Tensor& scales) {
-  Tensor f32 = Tensor::empty(values.shape());
-  dequantize_rows({values, scales}, f32);
-  return f32;
+  return {names.begin(), names.end()};
 }
 
 // Writes the parameters' entries followed by the extras'.
@@ -230,13 +222,12 @@ Checkpoint load_checkpoint(const std::string& path) {
   Checkpoint checkpoint;
   checkpoint.path = path;
   checkpoint.metadata = file.metadata;
-  std::vector<std::string> extras =
+  const std::set<std::string> extras =
       present_extra_names(path, file.metadata, [&](const std::string& name) { return file.find(name) != nullptr; });
   uint32_t crc = 0;
   for (StoredTensor& stored : file.tensors) {  // in file order, as the checksum was made
     crc = crc32c(stored.bytes.data(), stored.bytes.size(), crc);
-    bool is_extra = std::find(extras.begin(), extras.end(), stored.name) != extras.end();
-    (is_extra ? checkpoint.extras : checkpoint.parameters)[stored.name] = to_tensor(path, stored);
+    (extras.count(stored.name) ? checkpoint.extras : checkpoint.parameters)[stored.name] = to_tensor(path, stored);
   }
   check_data_checksum(path, file.metadata, crc);
   return checkpoint;
@@ -255,7 +246,7 @@ void load_parameters(const Checkpoint& checkpoint, ParameterStore& store) {
     const Tensor& stored = checkpoint.parameters.at(parameter.name);
     const Tensor source = stored.dtype() != DType::s8
                               ? stored
-                              : dequantized(stored, checkpoint.extras.at(quantized_scales_name(parameter.name)));
+                              : dequantize_rows({stored, checkpoint.extras.at(quantized_scales_name(parameter.name))});
     std::memcpy(destination.data(), source.data(), source.numel() * sizeof(float));
   }
 }
@@ -270,7 +261,7 @@ Tensor read_parameter(const SafetensorsReader& reader, const SafetensorsEntry& e
   const Tensor values = to_tensor(reader.path(), stored);
   if (values.dtype() != DType::s8) return values;
   const StoredTensor scales = reader.read(*reader.find(quantized_scales_name(entry.name)));
-  return dequantized(values, to_tensor(reader.path(), scales));
+  return dequantize_rows({values, to_tensor(reader.path(), scales)});
 }
 
 }  // namespace
@@ -279,9 +270,8 @@ void adopt_parameters(const std::string& path, ParameterStore& store,
                       const std::function<void(const std::string& name)>& adopted) {
   SafetensorsReader reader(path);
   check_format(path, reader.metadata());
-  const std::vector<std::string> extra_list = present_extra_names(
+  const std::set<std::string> extra_set = present_extra_names(
       path, reader.metadata(), [&](const std::string& name) { return reader.find(name) != nullptr; });
-  const std::set<std::string> extra_set(extra_list.begin(), extra_list.end());
   Catalogue parameters, extras;
   for (const SafetensorsEntry& entry : reader.entries())
     (extra_set.count(entry.name) ? extras : parameters)[entry.name] = {entry.shape,
