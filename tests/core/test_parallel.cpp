@@ -9,16 +9,12 @@
 #include <catch2/catch.hpp>
 
 #include "core/parallel.h"
+#include "thread_count.h"
 
 using namespace attn;
+using attn::testing::ThreadCount;
 
 namespace {
-
-// Restores the default thread count when a test ends.
-struct ThreadCount {
-  explicit ThreadCount(int threads) { set_parallel_threads(threads); }
-  ~ThreadCount() { set_parallel_threads(0); }
-};
 
 // How many times parallel_for visited each index of [0, count).
 std::vector<int> visits(int64_t count, int64_t item_work) {

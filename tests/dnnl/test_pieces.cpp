@@ -17,21 +17,13 @@
 #include "ops/heads.h"
 #include "ops/layer_norm.h"
 #include "ops/softmax.h"
+#include "thread_count.h"
 
 using namespace attn;
 using attn::testing::random_tensor;
+using attn::testing::ThreadCount;
 
 namespace {
-
-// Runs with `threads` threads for the test's scope (3 makes pieces on any machine).
-class ThreadCount {
- public:
-  explicit ThreadCount(int threads) : saved_(parallel_threads()) { set_parallel_threads(threads); }
-  ~ThreadCount() { set_parallel_threads(saved_); }
-
- private:
-  int saved_;
-};
 
 // The values an op and its backward produce: its output, then the inputs' gradients.
 using Results = std::vector<std::vector<float>>;

@@ -10,16 +10,13 @@
 #include "grad_check.h"
 #include "ops/gemm.h"
 #include "ops/linear.h"
+#include "thread_count.h"
 
 using namespace attn;
 using attn::testing::random_tensor;
+using attn::testing::ThreadCount;
 
 namespace {
-
-struct ThreadCount {
-  explicit ThreadCount(int threads) { set_parallel_threads(threads); }
-  ~ThreadCount() { set_parallel_threads(0); }
-};
 
 float at(const ops::MatrixView& view, int64_t batch, int64_t row, int64_t col) {
   const size_t rank = view.dims.size();
