@@ -8,6 +8,7 @@
 //       --output step.safetensors   (one training step's tensors, for tools/check-gradients.py)
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "app_main.h"
 #include "bench/decode_benchmark.h"
@@ -28,6 +29,7 @@ struct DecodeFlags {
   int beam = 5, batch_size = 32, threads = 0;
   int64_t batch_tokens = -1;  // -1: the run's decode.batch_tokens
   int window_batches = attn::decode::TranslateOptions{}.window_batches;
+  std::optional<bool> parallel_batches;  // unset: the run's decode.parallel_batches
   int64_t sentences = 0, source_length = 12;
 };
 
@@ -41,6 +43,7 @@ attn::decode::TranslateOptions translate_options(const attn::io::Config& config,
   options.batch_size = flags.batch_size;
   if (flags.batch_tokens >= 0) options.batch_tokens = flags.batch_tokens;
   options.window_batches = flags.window_batches;
+  if (flags.parallel_batches) options.parallel_batches = *flags.parallel_batches;
   return options;
 }
 
@@ -131,6 +134,9 @@ int main(int argc, char** argv) {
                    "with --input: batches per length-sorted window, as attn-translate streams (default " +
                        std::to_string(flags.window_batches) + "); 0 sorts the whole input at once")
       ->check(at_least(0));
+  decode->add_option("--parallel-batches", flags.parallel_batches,
+                     "with --input: true decodes a batch a thread at once, false one batch on all threads (default: "
+                     "decode.parallel_batches)");
   attn::apps::add_precision_option(*decode, flags.precision);
   decode->add_option("--threads", flags.threads, "threads (default: train.threads)")->check(at_least(1));
   decode->add_flag("--json", json, "print one JSON object");

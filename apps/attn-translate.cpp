@@ -166,6 +166,7 @@ int main(int argc, char** argv) {
   add_config_flag(app, "--beam", "decode.beam", flags.config);
   add_config_flag(app, "--batch-size", "decode.batch_size", flags.config);
   add_config_flag(app, "--batch-tokens", "decode.batch_tokens", flags.config);
+  add_config_flag(app, "--parallel-batches", "decode.parallel_batches", flags.config);
   add_config_flag(app, "--nbest", "decode.nbest", flags.config,
                   "print N hypotheses per line as 'index ||| text ||| score'");
   add_config_flag(app, "--length-penalty", "decode.length_penalty", flags.config);

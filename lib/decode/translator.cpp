@@ -1,5 +1,6 @@
 #include "decode/translator.h"
 
+#include <algorithm>
 #include <spdlog/spdlog.h>
 #include <utility>
 
@@ -42,6 +43,7 @@ TranslateOptions translate_options(const io::Config& config) {
   options.prefix = d.prefix;  // text; the Translator encodes it with the target vocabulary
   options.batch_size = d.batch_size;
   options.batch_tokens = d.batch_tokens;
+  options.parallel_batches = d.parallel_batches;
   options.max_source_tokens = options.search.max_output_tokens = models::max_sequence_length(config);
   return options;
 }
@@ -136,7 +138,9 @@ std::vector<Translation> Translator::translate_ids(const std::vector<std::vector
   ATTN_CHECK(prefixes.empty() || prefixes.size() == encoded.size(), "translate: ", prefixes.size(), " prefixes for ",
              encoded.size(), " lines");
   std::vector<Translation> result(encoded.size());
-  for (const std::vector<int64_t>& lines : length_sorted_batches(encoded, options_.batch_size, options_.batch_tokens)) {
+  const std::vector<std::vector<int64_t>> batches =
+      length_sorted_batches(encoded, options_.batch_size, options_.batch_tokens);
+  auto translate_batch = [&](const std::vector<int64_t>& lines) {
     std::vector<const std::vector<int32_t>*> sentences;
     for (int64_t line : lines) sentences.push_back(&encoded[line]);
     data::Batch batch = source_batch(sentences, options_.max_source_tokens);
@@ -152,6 +156,20 @@ std::vector<Translation> Translator::translate_ids(const std::vector<std::vector
       translation.source = encoded[lines[i]];
       translation.text = detokenize(translation.nbest.front());
     }
+  };
+  if (!options_.parallel_batches || batches.size() < 2) {
+    for (const std::vector<int64_t>& lines : batches) translate_batch(lines);
+    return result;
+  }
+  // A batch a piece, the longest first: the batches are sorted shortest first, and a thread that
+  // finds none left while the other decodes the longest would wait the longest.
+  // A loop of at most 4,096 of them: run_pieces takes at most 65,535 pieces, and a whole file
+  // translated at batch size 1 could be more.
+  constexpr int64_t kBatchesALoop = 4096;
+  const int64_t count = int64_t(batches.size());
+  for (int64_t done = 0; done < count; done += kBatchesALoop) {
+    auto run = [&](int64_t piece) { translate_batch(batches[size_t(count - 1 - done - piece)]); };
+    run_pieces(std::min(kBatchesALoop, count - done), PieceFunction(run));
   }
   return result;
 }

@@ -30,6 +30,10 @@ struct TranslateOptions {
   // 0 = no bound): its encoder output, KV caches and beams grow with it, so a window of long
   // sentences is cut into more, smaller batches (decode.batch_tokens).
   int64_t batch_tokens = io::defaults<io::DecodeConfig>().batch_tokens;
+  // With more batches than one, each thread decodes batches of its own (decode.parallel_batches):
+  // whole products on one thread, no hand-out per product and no thread waiting for another's
+  // part. Otherwise every thread works on each product of one batch.
+  bool parallel_batches = io::defaults<io::DecodeConfig>().parallel_batches;
   int64_t max_source_tokens = 0;  // longer inputs are truncated (0 = no limit)
   // Streaming (TranslationWindow): lines are sorted by length within a window of this many
   // batches, which bounds memory by the window at few more decoder steps than sorting the whole

@@ -28,7 +28,12 @@ struct ScratchpadBuffer {
 thread_local ScratchpadBuffer scratchpad_buffer;
 }  // namespace
 
-Context::Context() : engine_(dnnl::engine::kind::cpu, 0), cache_(primitive_cache_capacity()) {}
+Context::Context() : engine_(dnnl::engine::kind::cpu, 0) {}
+
+PrimitiveCache& Context::cache() {
+  thread_local PrimitiveCache cache(primitive_cache_capacity());
+  return cache;
+}
 
 dnnl::stream& Context::stream() {
   thread_local dnnl::stream stream(engine_);

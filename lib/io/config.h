@@ -305,6 +305,7 @@ struct DecodeConfig {
   // A batch of long sentences gets fewer of them, so its KV caches and beams stay bounded
   // whatever the input.
   int batch_tokens;
+  bool parallel_batches;
   int nbest;
   int min_length;
   int no_repeat_ngram;
@@ -323,6 +324,9 @@ struct DecodeConfig {
     v("batch_size", batch_size, 32, "sentences per batch", at_least(1));
     v("batch_tokens", batch_tokens, 2048,
       "at most this many source tokens per batch, sentences x the longest (eos included); 0 = no bound", at_least(0));
+    v("parallel_batches", parallel_batches, true,
+      "decode as many batches at once as there are threads, each on one thread; false = one batch at a time, all "
+      "threads on each of its products (the lowest latency a batch)");
     v("nbest", nbest, 1, "hypotheses returned per sentence (at most beam)", at_least(1));
     v("min_length", min_length, 0,
       "no eos before the output holds this many tokens (eos not counted; the max length wins); 0 = off", at_least(0));

@@ -8,12 +8,15 @@
 
 #include <catch2/catch.hpp>
 
+#include "core/parallel.h"
 #include "data/data_fixtures.h"
 #include "data/vocab.h"
 #include "decode/translator.h"
 #include "models/tiny_models.h"
+#include "thread_count.h"
 
 using namespace attn;
+using attn::testing::ThreadCount;
 
 namespace {
 
@@ -22,12 +25,16 @@ constexpr int64_t kPositions = 60;  // not a multiple of 8: batches must not pad
 struct Fixture {
   data::Vocab vocab = data::Vocab::load(attn::testing::tiny_vocab_model("unigram"));
   std::unique_ptr<models::TransformerModel> model;
+  std::unique_ptr<models::RnnAttentionModel> rnn;
 
   Fixture() {
     models::TransformerOptions options = attn::testing::tiny_transformer_options();
     options.source_vocab = options.target_vocab = vocab.size();
     options.max_positions = kPositions;
     model = std::make_unique<models::TransformerModel>(options, 5);
+    models::RnnAttentionOptions rnn_options = attn::testing::tiny_rnn_options();
+    rnn_options.source_vocab = rnn_options.target_vocab = vocab.size();
+    rnn = std::make_unique<models::RnnAttentionModel>(rnn_options, 5);
   }
 
   decode::TranslateOptions options(int beam) const {
@@ -274,6 +281,49 @@ TEST_CASE("a token budget gives the translations of no budget - in input order",
   }
 }
 
+TEST_CASE(
+    "batches decoded at once on a thread each give the translations of one batch at a time - every family and search",
+    "[decode][translator]") {
+  Fixture fixture;
+  std::istringstream text(attn::testing::synthetic_text(60, 13));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(text, line);) lines.push_back(line);
+  lines[5] = "";
+  ThreadCount threads(3);
+  const std::pair<std::string, const models::Seq2SeqModel*> models[] = {{"transformer", fixture.model.get()},
+                                                                        {"rnn", fixture.rnn.get()}};
+  for (const auto& [family, model] : models) {
+    for (const char* search : {"greedy", "beam 3", "sampling"}) {
+      INFO(family << ", " << search);
+      decode::TranslateOptions options = fixture.options(std::string(search) == "beam 3" ? 3 : 1);
+      options.search.nbest = options.search.beam;
+      options.search.sampling.enabled = std::string(search) == "sampling";
+      options.batch_size = 4;  // 15 batches
+      options.parallel_batches = false;
+      const auto one_at_a_time = decode::Translator(*model, fixture.vocab, fixture.vocab, options).translate(lines);
+      options.parallel_batches = true;
+      const decode::Translator translator(*model, fixture.vocab, fixture.vocab, options);
+      const auto encoded = decode::encode_lines(lines, fixture.vocab, kPositions);
+      const uint64_t loops_before = parallel_loops_started();
+      const auto at_once = translator.translate_ids(encoded);
+      // One loop handed out, a batch a piece; everything inside a batch ran on its thread.
+      CHECK(parallel_loops_started() - loops_before == 1);
+      REQUIRE(at_once.size() == lines.size());
+      CHECK(at_once[5].nbest.empty());
+      for (size_t i = 0; i < lines.size(); ++i) {
+        INFO("line " << i << ": " << lines[i]);
+        CHECK(at_once[i].text == one_at_a_time[i].text);
+        CHECK(at_once[i].source == one_at_a_time[i].source);
+        REQUIRE(at_once[i].nbest.size() == one_at_a_time[i].nbest.size());
+        for (size_t k = 0; k < at_once[i].nbest.size(); ++k) {
+          CHECK(at_once[i].nbest[k].tokens == one_at_a_time[i].nbest[k].tokens);
+          CHECK(at_once[i].nbest[k].score == one_at_a_time[i].nbest[k].score);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("translate_options reads decode.* and caps lengths at the model's limit for every family",
           "[decode][translator]") {
   io::Config config;
@@ -283,6 +333,7 @@ TEST_CASE("translate_options reads decode.* and caps lengths at the model's limi
   config.decode.max_len_extra = 3;
   config.decode.batch_size = 11;
   config.decode.batch_tokens = 700;
+  config.decode.parallel_batches = false;
   config.decode.min_length = 4;
   config.decode.no_repeat_ngram = 3;
   config.model.transformer.max_positions = 96;
@@ -296,6 +347,7 @@ TEST_CASE("translate_options reads decode.* and caps lengths at the model's limi
   CHECK(transformer.search.max_len_extra == 3);
   CHECK(transformer.batch_size == 11);
   CHECK(transformer.batch_tokens == 700);
+  CHECK_FALSE(transformer.parallel_batches);
   CHECK(transformer.search.min_length == 4);
   CHECK(transformer.search.no_repeat_ngram == 3);
   CHECK(transformer.max_source_tokens == 96);  // the position table
