@@ -55,7 +55,7 @@ void BufferPool::deallocate(void* block, size_t size) {
 // a bf16 Transformer step). An eighth is the least slack that stopped it in attn-bench's
 // Transformer and RNN.
 size_t BufferPool::limit() const {
-  return limit_ > 0 ? std::max(limit_ + std::max(limit_ / kSlackDivisor, kMinSlackBytes), high_water_) : 0;
+  return limit_ > 0 ? std::max(limit_ + std::max(limit_ / kSlackDivisor, min_slack_), high_water_) : 0;
 }
 
 bool BufferPool::over_limit(size_t extra) const { return limit_ > 0 && live_bytes_ + cached_bytes_ + extra > limit(); }
@@ -159,6 +159,11 @@ BufferPool::Stats BufferPool::stats() const {
 void BufferPool::set_capacity(size_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
   capacity_ = bytes;
+}
+
+void BufferPool::set_min_slack(size_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  min_slack_ = bytes;
 }
 
 void BufferPool::trim() {

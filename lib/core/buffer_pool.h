@@ -8,8 +8,9 @@
 // What it keeps is bounded twice:
 //   - `capacity` bytes of free blocks at most (a fixed backstop, 4 GiB);
 //   - once a step has ended (end_step()), live and free blocks together stay within the live
-//     high-water mark of the last few steps (this one included) plus an eighth (8 MiB at
-//     least, so that a small process does not map and free its blocks anew every step): a free block
+//     high-water mark of the last few steps (this one included) plus an eighth (48 MiB at
+//     least, so that a small process, a decoder, does not map and free its blocks anew every
+//     step, which cost a beam search a sixth of its time in page faults): a free block
 //     that would exceed it is returned to the system, and a new block that would exceed it
 //     first evicts the least recently used free blocks. Batches of varying shapes thus reuse each other's memory
 //     instead of each shape adding its own size classes, and the footprint follows what a step really needs.
@@ -42,8 +43,8 @@ class BufferPool {
   // returned, and this step's high-water mark starts over from the bytes live now.
   void end_step();
   static constexpr size_t kStepWindow = 8;
-  static constexpr size_t kSlackDivisor = 8;                 // the limit is the high-water mark + 1/kSlackDivisor of it
-  static constexpr size_t kMinSlackBytes = size_t(8) << 20;  // but at least this much more
+  static constexpr size_t kSlackDivisor = 8;  // the limit is the high-water mark + 1/kSlackDivisor of it
+  static constexpr size_t kMinSlackBytes = size_t(48) << 20;  // but at least this much more (set_min_slack)
 
   struct Stats {
     size_t live_bytes = 0;        // handed out and not yet released
@@ -57,6 +58,9 @@ class BufferPool {
   Stats stats() const;
 
   void set_capacity(size_t bytes);
+  // The least slack above the high-water mark (kMinSlackBytes unless set): tests of what a
+  // step releases set less, so that a few MiB show.
+  void set_min_slack(size_t bytes);
   size_t cached_bytes() const { return stats().cached_bytes; }
   uint64_t reuses() const { return stats().reuses; }
   // Frees every cached block and forgets the step limit (tests, between unrelated workloads).
@@ -95,6 +99,7 @@ class BufferPool {
   size_t peak_ = 0;
   std::deque<size_t> recent_high_water_;  // the last kStepWindow steps
   size_t capacity_ = size_t(4) << 30;
+  size_t min_slack_ = kMinSlackBytes;
   uint64_t reuses_ = 0;
   uint64_t use_clock_ = 0;
 };

@@ -41,7 +41,7 @@ TEST_CASE("the pool keeps no more free bytes than its capacity", "[core][buffer_
 
 namespace {
 constexpr int64_t kMiB = (1 << 20) / sizeof(float);  // floats in one MiB
-// The step limit for a live high-water mark of `bytes`: an eighth more, at least 8 MiB.
+// The step limit for a live high-water mark of `bytes`: an eighth more, at least the least slack.
 size_t with_slack(size_t bytes) {
   return bytes + std::max(bytes / BufferPool::kSlackDivisor, BufferPool::kMinSlackBytes);
 }
@@ -77,17 +77,19 @@ TEST_CASE("once a step has ended live and free blocks stay within its live high-
 TEST_CASE("a step of another shape frees the size classes of the old one", "[core][buffer_pool]") {
   auto& pool = BufferPool::instance();
   pool.trim();
-  { attn::Tensor old_shape = attn::Tensor::empty({8 * kMiB}); }
+  // Sizes above the least slack, so that the two blocks together are over the limit.
+  static_assert(BufferPool::kMinSlackBytes < (size_t(64) << 20), "the shapes must outgrow the slack");
+  { attn::Tensor old_shape = attn::Tensor::empty({64 * kMiB}); }
   pool.end_step();
-  CHECK(pool.cached_bytes() == size_t(8) << 20);
+  CHECK(pool.cached_bytes() == size_t(64) << 20);
   {
-    attn::Tensor new_shape = attn::Tensor::empty({10 * kMiB});  // 10 MiB class: the 8 MiB block cannot serve it
+    attn::Tensor new_shape = attn::Tensor::empty({80 * kMiB});  // 80 MiB class: the 64 MiB block cannot serve it
     CHECK(pool.cached_bytes() == 0);                            // ... so it went back to the system first
   }
   pool.end_step();
   // The new shape's block is what the pool keeps now; the limit covers the larger step.
-  CHECK(pool.cached_bytes() == size_t(10) << 20);
-  CHECK(pool.stats().limit_bytes >= size_t(10) << 20);
+  CHECK(pool.cached_bytes() == size_t(80) << 20);
+  CHECK(pool.stats().limit_bytes >= size_t(80) << 20);
   pool.trim();
 }
 
