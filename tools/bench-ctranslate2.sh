@@ -8,6 +8,11 @@
 # median of REPEATS runs each: f32 and int8 (attn --precision int8; CTranslate2 on the model
 # exported with --quantization int8), greedy and beam, batch 32 over the whole input and batch 1
 # over its first LATENCY_LINES lines (one-sentence latency), and each run's peak RSS.
+# Batch 32 is throughput: attn decodes a batch a thread at once (decode.parallel_batches), and
+# CTranslate2 runs both ways it has, one batch on every thread (--intra_threads) and a batch a
+# thread (--inter_threads); the ratio and its RSS are those of its faster way. Both sort the
+# input by length in windows of 16 batches (CTranslate2's --read_batch_size). Batch 1 is
+# latency: one sentence at a time on every thread in both.
 #
 #   tools/bench-ctranslate2.sh --ct2-src DIR [--bin DIR] [--model RUN] [--input FILE]
 #                              [--beams "1 5"] [--precisions "f32 int8"] [--repeats 3] [--threads 2]
@@ -37,6 +42,7 @@ repeats=3
 threads=2
 precisions="f32 int8"
 latency_lines=200
+window_batches=16  # attn-translate sorts the input by length in windows of 16 batches: so does CTranslate2 here
 max_differing=0
 work=${TMPDIR:-/tmp}/bench-ctranslate2
 
@@ -152,10 +158,11 @@ if [[ " $precisions " == *" int8 "* && ! -f $work/model.int8/model.bin ]]; then
   "$bin/attn-export" --format ctranslate2 --model "$model" --out "$work/model.int8" --quantization int8 --force
 fi
 
-# attn PRECISION BEAM BATCH INPUT -> "sentences/s peak-MB target-tokens"
+# attn PRECISION BEAM BATCH INPUT PARALLEL_BATCHES -> "sentences/s peak-MB target-tokens"
 time_attn() {
   /usr/bin/time -f %M -o "$work/rss" "$bin/attn-translate" --model "$fixed" --input "$4" --precision "$1" \
-    --beam "$2" --batch-size "$3" --batch-tokens 0 --length-penalty 0 --threads "$threads" > /dev/null 2> "$work/log"
+    --beam "$2" --batch-size "$3" --batch-tokens 0 --length-penalty 0 --threads "$threads" \
+    --parallel-batches "$5" > /dev/null 2> "$work/log"
   python3 - "$work/log" "$work/rss" <<'EOF'
 import re, sys
 log, rss = sys.argv[1:]
@@ -163,12 +170,13 @@ tokens, per_s = re.findall(r"\(([0-9]+) target tokens\) in [0-9.]+ s: ([0-9.]+) 
 print("%s %d %s" % (per_s, int(open(rss).read()) // 1024, tokens))
 EOF
 }
-# CTranslate2 PRECISION BEAM BATCH PIECES -> "sentences/s peak-MB target-tokens"
+# CTranslate2 PRECISION BEAM BATCH PIECES INTER -> "sentences/s peak-MB target-tokens": INTER
+# batches at once (--inter_threads), each on threads / INTER threads (--intra_threads).
 time_ct2() {
   local dir=$work/model compute=float32
   [[ $1 == int8 ]] && dir=$work/model.int8 compute=int8
-  /usr/bin/time -f %M -o "$work/rss" "$translator" --model "$dir" --compute_type "$compute" --intra_threads "$threads" \
-    --beam_size "$2" --batch_size "$3" --length_penalty 0 --min_decoding_length 0 --max_input_length "$limit" \
+  /usr/bin/time -f %M -o "$work/rss" "$translator" --model "$dir" --compute_type "$compute" --inter_threads "$5" \
+    --intra_threads "$((threads / $5))" --read_batch_size "$((window_batches * $3))" --beam_size "$2" --batch_size "$3" --length_penalty 0 --min_decoding_length 0 --max_input_length "$limit" \
     --max_decoding_length "$decode_limit" --src "$4" --log_throughput > "$work/out" 2> "$work/log"
   python3 - "$work/out" "$work/log" "$4" "$work/rss" <<'EOF'
 import re, sys
@@ -181,25 +189,29 @@ print("%.1f %d %d" % (lines / (tokens / per_s), int(open(rss).read()) // 1024, t
 EOF
 }
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
-printf "%-9s %-4s %-5s %11s %11s %7s %8s %8s\n" precision beam batch "attn sent/s" "CT2 sent/s" "ratio" "attn MB" "CT2 MB"
+column() { cut -d' ' -f"$2" "$work/runs.$1" | median; }
+printf "%-9s %-4s %-5s %11s %12s %12s %7s %8s %8s\n" precision beam batch "attn sent/s" "CT2 1 batch" \
+  "CT2 $threads batch" "ratio" "attn MB" "CT2 MB"
 for precision in $precisions; do
   for beam in $beams; do
     for batch in 32 1; do
-      text=$input pieces=$work/input.pieces
-      [[ $batch == 1 ]] && text=$work/latency.txt pieces=$work/latency.pieces
+      text=$input pieces=$work/input.pieces parallel=true
+      [[ $batch == 1 ]] && text=$work/latency.txt pieces=$work/latency.pieces parallel=false
       : > "$work/runs.attn"
       : > "$work/runs.ct2"
+      : > "$work/runs.ct2inter"
       for _ in $(seq "$repeats"); do
-        time_attn "$precision" "$beam" "$batch" "$text" >> "$work/runs.attn"
-        time_ct2 "$precision" "$beam" "$batch" "$pieces" >> "$work/runs.ct2"
+        time_attn "$precision" "$beam" "$batch" "$text" "$parallel" >> "$work/runs.attn"
+        time_ct2 "$precision" "$beam" "$batch" "$pieces" 1 >> "$work/runs.ct2"
+        [[ $parallel == true ]] && time_ct2 "$precision" "$beam" "$batch" "$pieces" "$threads" >> "$work/runs.ct2inter"
       done
-      a=$(cut -d' ' -f1 "$work/runs.attn" | median)
-      c=$(cut -d' ' -f1 "$work/runs.ct2" | median)
-      printf "%-9s %-4s %-5s %11s %11s %6.2fx %8s %8s\n" "$precision" "$beam" "$batch" "$a" "$c" \
-        "$(python3 -c "print($a / $c)")" "$(cut -d' ' -f2 "$work/runs.attn" | median)" \
-        "$(cut -d' ' -f2 "$work/runs.ct2" | median)"
+      a=$(column attn 1) c=$(column ct2 1) ci=$(column ct2inter 1) rss=$(column ct2 2)
+      best=$(python3 -c "print(max($c, float('${ci:-0}')))")
+      [[ -n $ci && $ci == "$best" ]] && rss=$(column ct2inter 2)
+      printf "%-9s %-4s %-5s %11s %12s %12s %6.2fx %8s %8s\n" "$precision" "$beam" "$batch" "$a" "$c" "${ci:--}" \
+        "$(python3 -c "print($a / $best)")" "$(column attn 2)" "$rss"
       echo "  runs (sentences/s peak-MB target-tokens): attn $(paste -sd';' "$work/runs.attn")," \
-        "CTranslate2 $(paste -sd';' "$work/runs.ct2")"
+        "CTranslate2 $(paste -sd';' "$work/runs.ct2"), $threads batches at once $(paste -sd';' "$work/runs.ct2inter")"
     done
   done
 done
