@@ -25,8 +25,11 @@ std::vector<SentenceResult> TranslatorBackend::decode(
     const std::vector<std::optional<std::string>>& prefixes) {
   decode::TranslateOptions options = options_;
   options.search.nbest = nbest;
-  // One batch, as the queue made it, unless it holds more than decode.batch_tokens source tokens.
-  options.batch_size = std::max<int>(options.batch_size, int(sentences.size()));
+  // The queue's sentences as one batch, unless it holds more than decode.batch_tokens source
+  // tokens; with decode.parallel_batches, as a batch a thread, each decoded on its own thread.
+  const int count = int(sentences.size()), threads = parallel_threads();
+  options.batch_size =
+      options.parallel_batches && threads > 1 ? (count + threads - 1) / threads : std::max(options.batch_size, count);
   const decode::Translator translator(model_, source_vocab_, target_vocab_, options);
   std::vector<std::vector<int32_t>> encoded;
   encoded.reserve(sentences.size());
