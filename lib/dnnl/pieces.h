@@ -5,11 +5,12 @@
 // over that piece's part of the memory.
 //
 // Every primitive the pieces need is fetched from the calling thread's cache (each thread has
-// its own) before they start, and a piece only executes: the workers build none of their own. piece_begin's pieces come
-// in two lengths at most (count / pieces rounded down and up), so two entries serve them all. Pieces of one length
-// execute one primitive on several threads at once, so such primitives are made in user scratchpad mode and execute
-// with the executing thread's scratchpad (Context::scratchpad): in library mode a primitive owns one scratchpad, which
-// every thread executing it would share.
+// its own) before they start, and a piece only executes: the workers build none of their own.
+// piece_begin's pieces come in two lengths at most (count / pieces rounded down and up), so two
+// entries serve them all. Pieces of one length execute one primitive on several threads at
+// once, so such primitives are made in user scratchpad mode and execute with the executing
+// thread's scratchpad (Context::scratchpad): in library mode a primitive owns one scratchpad,
+// which every thread executing it would share.
 #include <type_traits>
 #include <unordered_map>
 

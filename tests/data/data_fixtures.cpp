@@ -4,6 +4,7 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <unistd.h>
 
 #include "core/check.h"
@@ -35,6 +36,13 @@ std::string synthetic_text(int lines, uint64_t seed) {
     text += '\n';
   }
   return text;
+}
+
+std::vector<std::string> synthetic_lines(int lines, uint64_t seed) {
+  std::istringstream text(synthetic_text(lines, seed));
+  std::vector<std::string> result;
+  for (std::string line; std::getline(text, line);) result.push_back(line);
+  return result;
 }
 
 const std::string& tiny_vocab_model(const std::string& type) {

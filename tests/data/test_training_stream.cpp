@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include <catch2/catch.hpp>
 
@@ -195,12 +194,7 @@ TEST_CASE("subword sampling gives every epoch fresh segmentations of the same te
     return source_ids_by_epoch(stream, 3);
   };
   const std::vector<IdsByLine> one = run(1, 7);
-  const std::vector<std::string> lines = [&] {
-    std::vector<std::string> all;
-    std::istringstream in(attn::testing::synthetic_text(200, 23));
-    for (std::string line; std::getline(in, line);) all.push_back(line);
-    return all;
-  }();
+  const std::vector<std::string> lines = attn::testing::synthetic_lines(200, 23);
   int changed = 0;
   for (int64_t line = 0; line < 200; ++line) {
     for (const IdsByLine& epoch : one) {

@@ -151,9 +151,7 @@ TEST_CASE("a source at the position limit never runs the decoder past the table"
 
 TEST_CASE("20000 short lines give 20000 translations in input order", "[decode][translator][slow]") {
   Fixture fixture;
-  std::istringstream text(attn::testing::synthetic_text(20000, 7));
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(text, line);) lines.push_back(line);
+  std::vector<std::string> lines = attn::testing::synthetic_lines(20000, 7);
   for (size_t i = 0; i < lines.size(); i += 997) lines[i] = "";
   lines.back() = lines[1];
   decode::TranslateOptions options = fixture.options(1);
@@ -172,9 +170,7 @@ TEST_CASE("20000 short lines give 20000 translations in input order", "[decode][
 TEST_CASE("TranslationWindow: full at window_batches x batch_size lines - the translations of the whole input",
           "[decode][translator]") {
   Fixture fixture;
-  std::istringstream text(attn::testing::synthetic_text(50, 3));
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(text, line);) lines.push_back(line);
+  std::vector<std::string> lines = attn::testing::synthetic_lines(50, 3);
   lines[7] = "";
   lines[31] = huge_line();
   decode::TranslateOptions options = fixture.options(2);
@@ -258,9 +254,7 @@ TEST_CASE("length_sorted_batches with a token budget: the same order - no batch 
 
 TEST_CASE("a token budget gives the translations of no budget - in input order", "[decode][translator]") {
   Fixture fixture;
-  std::istringstream text(attn::testing::synthetic_text(150, 11));
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(text, line);) lines.push_back(line);
+  std::vector<std::string> lines = attn::testing::synthetic_lines(150, 11);
   for (size_t i = 0; i < 150; i += 10) lines[i] += " " + lines[i + 1] + " " + lines[i + 2];  // some long lines
   lines[7] = "";
   for (int beam : {1, 3}) {
@@ -285,9 +279,7 @@ TEST_CASE(
     "batches decoded at once on a thread each give the translations of one batch at a time - every family and search",
     "[decode][translator]") {
   Fixture fixture;
-  std::istringstream text(attn::testing::synthetic_text(60, 13));
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(text, line);) lines.push_back(line);
+  std::vector<std::string> lines = attn::testing::synthetic_lines(60, 13);
   lines[5] = "";
   ThreadCount threads(3);
   const std::pair<std::string, const models::Seq2SeqModel*> models[] = {{"transformer", fixture.model.get()},

@@ -1,7 +1,6 @@
 // attn-serve's backend decodes a queue's sentences as a batch a thread when
 // decode.parallel_batches is on: the translations of one batch, in one hand-out to the threads.
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,9 +21,7 @@ TEST_CASE("the serving backend decodes a queue as a batch a thread - the transla
   models::TransformerOptions model_options = attn::testing::tiny_transformer_options();
   model_options.source_vocab = model_options.target_vocab = vocab.size();
   const models::TransformerModel model(model_options, 5);
-  std::istringstream text(attn::testing::synthetic_text(12, 17));
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(text, line);) lines.push_back(line);
+  std::vector<std::string> lines = attn::testing::synthetic_lines(12, 17);
   ThreadCount threads(2);
 
   auto decode = [&](bool parallel_batches) {
